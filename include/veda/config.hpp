@@ -1,0 +1,155 @@
+// veda/config.hpp — runtime configuration.
+//
+// A Config is an immutable value built with Config::builder():
+//
+//   auto cfg = veda::Config::builder().gpu(false).threads(4).build();
+//   veda::init(cfg);
+//
+// build() validates every field and throws veda::ConfigError naming the field
+// and the bad value. When the runtime starts, environment variables are applied
+// on top of the Config it was given (see apply_environment and
+// docs/configuration.md); a bad environment value is a ConfigError too.
+//
+// Thread-safety: Config and Builder are values; share them freely once built.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace veda {
+
+// Which floating-point shortcuts kernel tiers may take.
+enum class Precision {
+  Strict,     // FP32 math only (default)
+  AllowTF32,  // tensor-core TF32 for FP32 GEMM (10-bit mantissa inputs)
+  AllowFP16,  // TF32, and FP16 inputs with FP32 accumulation
+};
+
+// How the machine profile is obtained at start-up.
+enum class CalibrationMode {
+  Auto,   // load the cached profile, measure if there is none (default)
+  Force,  // always measure and rewrite the cache
+  Off,    // documented analytic defaults, nothing measured or written
+};
+
+enum class LogLevel { Trace, Debug, Info, Warn, Error, Off };
+
+// Where a Config value came from; used to explain decisions ("forced by config").
+enum class Source { Default, Builder, Environment };
+
+// A device-memory limit: absolute bytes or a fraction of the device's memory.
+class MemoryLimit {
+ public:
+  static MemoryLimit bytes(std::uint64_t b) { return MemoryLimit(false, 0.0, b); }
+  static MemoryLimit fraction(double f) { return MemoryLimit(true, f, 0); }
+  bool is_fraction() const noexcept { return is_fraction_; }
+  double fraction_value() const noexcept { return fraction_; }
+  std::uint64_t bytes_value() const noexcept { return bytes_; }
+  // The limit in bytes for a device with `total` bytes.
+  std::uint64_t resolve(std::uint64_t total) const noexcept {
+    return is_fraction_ ? static_cast<std::uint64_t>(fraction_ * static_cast<double>(total))
+                        : bytes_;
+  }
+  std::string to_string() const;
+  friend bool operator==(const MemoryLimit&, const MemoryLimit&) = default;
+
+ private:
+  MemoryLimit(bool f, double fr, std::uint64_t b) : is_fraction_(f), fraction_(fr), bytes_(b) {}
+  bool is_fraction_;
+  double fraction_;
+  std::uint64_t bytes_;
+};
+
+class Config {
+ public:
+  class Builder;
+  static Builder builder();
+
+  bool gpu() const noexcept { return gpu_; }
+  Source gpu_source() const noexcept { return gpu_source_; }
+  int threads() const noexcept { return threads_; }
+  int device() const noexcept { return device_; }
+  MemoryLimit memory_pool_limit() const noexcept { return pool_limit_; }
+  std::size_t pinned_staging() const noexcept { return pinned_staging_; }
+  Precision precision() const noexcept { return precision_; }
+  CalibrationMode calibration() const noexcept { return calibration_; }
+  bool deterministic() const noexcept { return seed_.has_value(); }
+  std::uint64_t seed() const noexcept { return seed_.value_or(0); }
+  bool telemetry() const noexcept { return telemetry_; }
+  LogLevel log_level() const noexcept { return log_level_; }
+  bool pin_workers() const noexcept { return pin_workers_; }
+
+  // One line per field, for `veda info` and logs.
+  std::string to_string() const;
+
+ private:
+  friend class Builder;
+  friend Config apply_environment(const Config&,
+                                  const std::function<std::optional<std::string>(std::string_view)>&);
+  Config() = default;
+
+  bool gpu_ = true;
+  Source gpu_source_ = Source::Default;
+  int threads_ = 1;
+  int device_ = 0;
+  MemoryLimit pool_limit_ = MemoryLimit::fraction(0.9);
+  std::size_t pinned_staging_ = std::size_t{64} << 20;
+  Precision precision_ = Precision::Strict;
+  CalibrationMode calibration_ = CalibrationMode::Auto;
+  std::optional<std::uint64_t> seed_;
+  bool telemetry_ = false;
+  LogLevel log_level_ = LogLevel::Warn;
+  bool pin_workers_ = false;
+};
+
+class Config::Builder {
+ public:
+  Builder& gpu(bool enabled);
+  Builder& threads(int n);
+  Builder& device(int index);
+  template <std::integral I>
+  Builder& memory_pool_limit(I bytes) {
+    if (bytes < 0) return invalid_pool_limit(std::to_string(bytes));
+    return memory_pool_limit(MemoryLimit::bytes(static_cast<std::uint64_t>(bytes)));
+  }
+  template <std::floating_point F>
+  Builder& memory_pool_limit(F fraction) {
+    return memory_pool_limit(MemoryLimit::fraction(static_cast<double>(fraction)));
+  }
+  Builder& memory_pool_limit(MemoryLimit limit);
+  Builder& pinned_staging(std::size_t bytes);
+  Builder& precision(Precision p);
+  Builder& calibration(CalibrationMode m);
+  Builder& deterministic(std::uint64_t seed);
+  Builder& telemetry(bool enabled);
+  Builder& log_level(LogLevel level);
+  // Pin oneTBB workers to cores (a task_scheduler_observer); off by default.
+  Builder& pin_workers(bool enabled);
+
+  // Validates every field; throws veda::ConfigError on the first bad one.
+  Config build() const;
+
+ private:
+  Builder& invalid_pool_limit(std::string text);
+  Config c_;
+  std::optional<int> threads_;                 // unset: hardware concurrency
+  std::optional<std::string> bad_pool_limit_;  // a negative byte count, reported by build()
+};
+
+// Applies the VEDA_* environment variables on top of `base` and validates the
+// result. `getenv` maps a variable name to its value (nullopt when unset); the
+// default reads the process environment. Throws ConfigError naming the
+// variable for a value it cannot parse.
+Config apply_environment(const Config& base,
+                         const std::function<std::optional<std::string>(std::string_view)>& getenv);
+Config apply_environment(const Config& base);
+
+std::string_view to_string(Precision p) noexcept;
+std::string_view to_string(CalibrationMode m) noexcept;
+std::string_view to_string(LogLevel l) noexcept;
+
+}  // namespace veda

@@ -1,0 +1,63 @@
+// veda/runtime.hpp — the runtime's lifecycle and what it found.
+//
+//   veda::init(cfg);            // start with a Config (environment applied on top)
+//   veda::get_runtime();        // the running runtime; starts one with defaults
+//                               // plus environment on first use
+//   veda::shutdown();           // waits for calls in flight, releases everything
+//
+// Lifecycle contract: init() while running throws veda::Error; init() after
+// shutdown() starts a fresh runtime. After shutdown(), get_runtime() and every
+// veda call throw veda::Error until init() is called again; it never restarts
+// behind the program's back. shutdown() without a running runtime is a no-op.
+//
+// Thread-safety: all four functions may be called from any thread at once;
+// concurrent first calls to get_runtime() start exactly one runtime. The
+// Runtime reference stays valid until shutdown().
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "veda/config.hpp"
+#include "veda/device.hpp"
+
+namespace veda {
+
+namespace detail {
+class RuntimeState;
+}
+
+class Runtime {
+ public:
+  const Config& config() const noexcept;
+  const CpuInfo& cpu() const noexcept;
+  const GpuStatus& gpu() const noexcept;
+  bool gpu_usable() const noexcept { return gpu().usable; }
+
+  // A multi-line, human-readable report: CPU, threads, each GPU or why none.
+  std::string describe() const;
+
+  detail::RuntimeState& state() noexcept { return *state_; }
+  const detail::RuntimeState& state() const noexcept { return *state_; }
+
+  explicit Runtime(std::unique_ptr<detail::RuntimeState> s);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+ private:
+  std::unique_ptr<detail::RuntimeState> state_;
+};
+
+void init(const Config& config);
+void init();
+void shutdown();
+Runtime& get_runtime();
+bool is_running() noexcept;
+
+// Probes for a usable GPU under `config` (environment applied on top) without
+// starting a runtime. Never throws for a missing GPU; the status says why.
+GpuStatus detect_gpu(const Config& config);
+GpuStatus detect_gpu();
+
+}  // namespace veda

@@ -1,0 +1,9 @@
+// veda/veda.hpp — everything: configuration, runtime, wrapped calls, arrays,
+// pipelines and ops. Include the individual headers to compile less.
+#pragma once
+
+#include "veda/build_config.hpp"
+#include "veda/config.hpp"
+#include "veda/device.hpp"
+#include "veda/error.hpp"
+#include "veda/runtime.hpp"

@@ -1,0 +1,162 @@
+// Config::Builder validation and text forms.
+#include "veda/config.hpp"
+
+#include <tbb/info.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "veda/error.hpp"
+
+namespace veda {
+namespace {
+constexpr int kMaxThreads = 4096;
+constexpr std::size_t kMinStaging = std::size_t{64} << 10;
+}  // namespace
+
+std::string MemoryLimit::to_string() const {
+  std::ostringstream os;
+  if (is_fraction_)
+    os << fraction_ << " of device memory";
+  else
+    os << bytes_ << " bytes";
+  return os.str();
+}
+
+Config::Builder Config::builder() { return Builder{}; }
+
+Config::Builder& Config::Builder::gpu(bool enabled) {
+  c_.gpu_ = enabled;
+  c_.gpu_source_ = Source::Builder;
+  return *this;
+}
+Config::Builder& Config::Builder::threads(int n) {
+  threads_ = n;
+  return *this;
+}
+Config::Builder& Config::Builder::device(int index) {
+  c_.device_ = index;
+  return *this;
+}
+Config::Builder& Config::Builder::memory_pool_limit(MemoryLimit limit) {
+  c_.pool_limit_ = limit;
+  bad_pool_limit_.reset();
+  return *this;
+}
+Config::Builder& Config::Builder::invalid_pool_limit(std::string text) {
+  bad_pool_limit_ = std::move(text);
+  return *this;
+}
+Config::Builder& Config::Builder::pinned_staging(std::size_t bytes) {
+  c_.pinned_staging_ = bytes;
+  return *this;
+}
+Config::Builder& Config::Builder::precision(Precision p) {
+  c_.precision_ = p;
+  return *this;
+}
+Config::Builder& Config::Builder::calibration(CalibrationMode m) {
+  c_.calibration_ = m;
+  return *this;
+}
+Config::Builder& Config::Builder::deterministic(std::uint64_t seed) {
+  c_.seed_ = seed;
+  return *this;
+}
+Config::Builder& Config::Builder::telemetry(bool enabled) {
+  c_.telemetry_ = enabled;
+  return *this;
+}
+Config::Builder& Config::Builder::log_level(LogLevel level) {
+  c_.log_level_ = level;
+  return *this;
+}
+Config::Builder& Config::Builder::pin_workers(bool enabled) {
+  c_.pin_workers_ = enabled;
+  return *this;
+}
+
+namespace detail {
+// Shared by build() and apply_environment(): checks every field of `c`.
+void validate(const Config& c) {
+  if (c.threads() < 1 || c.threads() > kMaxThreads)
+    throw ConfigError("threads", std::to_string(c.threads()),
+                      "must be between 1 and " + std::to_string(kMaxThreads));
+  if (c.device() < 0) throw ConfigError("device", std::to_string(c.device()), "must be >= 0");
+  const MemoryLimit lim = c.memory_pool_limit();
+  if (lim.is_fraction()) {
+    const double f = lim.fraction_value();
+    if (!std::isfinite(f) || f <= 0.0 || f > 1.0)
+      throw ConfigError("memory_pool_limit", lim.to_string(),
+                        "a fraction must be in (0, 1]");
+  } else if (lim.bytes_value() == 0) {
+    throw ConfigError("memory_pool_limit", "0", "must be a positive byte count");
+  }
+  if (c.pinned_staging() != 0 && c.pinned_staging() < kMinStaging)
+    throw ConfigError("pinned_staging", std::to_string(c.pinned_staging()),
+                      "must be 0 (disabled) or at least 65536 bytes");
+  auto in_enum = [](auto v, auto lo, auto hi) { return v >= lo && v <= hi; };
+  if (!in_enum(c.precision(), Precision::Strict, Precision::AllowFP16))
+    throw ConfigError("precision", std::to_string(static_cast<int>(c.precision())), "unknown value");
+  if (!in_enum(c.calibration(), CalibrationMode::Auto, CalibrationMode::Off))
+    throw ConfigError("calibration", std::to_string(static_cast<int>(c.calibration())),
+                      "unknown value");
+  if (!in_enum(c.log_level(), LogLevel::Trace, LogLevel::Off))
+    throw ConfigError("log_level", std::to_string(static_cast<int>(c.log_level())), "unknown value");
+}
+}  // namespace detail
+
+Config Config::Builder::build() const {
+  if (bad_pool_limit_)
+    throw ConfigError("memory_pool_limit", *bad_pool_limit_, "must be a positive byte count");
+  Config c = c_;
+  c.threads_ = threads_.value_or(tbb::info::default_concurrency());
+  detail::validate(c);
+  return c;
+}
+
+std::string_view to_string(Precision p) noexcept {
+  switch (p) {
+    case Precision::Strict: return "strict";
+    case Precision::AllowTF32: return "tf32";
+    case Precision::AllowFP16: return "fp16";
+  }
+  return "?";
+}
+std::string_view to_string(CalibrationMode m) noexcept {
+  switch (m) {
+    case CalibrationMode::Auto: return "auto";
+    case CalibrationMode::Force: return "force";
+    case CalibrationMode::Off: return "off";
+  }
+  return "?";
+}
+std::string_view to_string(LogLevel l) noexcept {
+  switch (l) {
+    case LogLevel::Trace: return "trace";
+    case LogLevel::Debug: return "debug";
+    case LogLevel::Info: return "info";
+    case LogLevel::Warn: return "warn";
+    case LogLevel::Error: return "error";
+    case LogLevel::Off: return "off";
+  }
+  return "?";
+}
+
+std::string Config::to_string() const {
+  std::ostringstream os;
+  os << "gpu=" << (gpu_ ? "on" : "off")
+     << (gpu_source_ == Source::Environment ? " (VEDA_GPU)"
+         : gpu_source_ == Source::Builder   ? " (config)"
+                                            : "")
+     << " threads=" << threads_ << " device=" << device_
+     << " memory_pool_limit=" << pool_limit_.to_string()
+     << " pinned_staging=" << pinned_staging_ << " precision=" << veda::to_string(precision_)
+     << " calibration=" << veda::to_string(calibration_)
+     << " deterministic=" << (seed_ ? "seed " + std::to_string(*seed_) : std::string("off"))
+     << " telemetry=" << (telemetry_ ? "on" : "off") << " log_level=" << veda::to_string(log_level_)
+     << " pin_workers=" << (pin_workers_ ? "on" : "off");
+  return os.str();
+}
+
+}  // namespace veda

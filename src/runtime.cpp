@@ -1,0 +1,148 @@
+// Runtime lifecycle: init, shutdown, get_runtime, and CallScope's slow path.
+//
+// Ordering argument for CallScope vs shutdown(): a call increments
+// g_calls_in_flight and then loads g_running; shutdown() clears g_running and
+// then waits for g_calls_in_flight to reach zero. Both use seq_cst, so either
+// the call sees g_running cleared (and backs out) or shutdown() sees the call
+// counted (and waits for it). The runtime is destroyed only after the wait.
+#include "veda/runtime.hpp"
+
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "backends/cpu/cpu_info.hpp"
+#include "runtime/device_discovery.hpp"
+#include "runtime/logging.hpp"
+#include "runtime/runtime_state.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/error.hpp"
+
+namespace veda {
+namespace detail {
+
+std::atomic<Runtime*> g_running{nullptr};
+std::atomic<long> g_calls_in_flight{0};
+
+namespace {
+enum class Phase { NeverStarted, Running, ShutDown };
+std::mutex g_lifecycle;  // serialises init/shutdown/first start
+Phase g_phase = Phase::NeverStarted;
+std::unique_ptr<Runtime> g_runtime;
+std::atomic<std::uint64_t> g_generation{0};
+
+// Caller holds g_lifecycle.
+Runtime& start_locked(const Config& requested) {
+  Config cfg = apply_environment(requested);  // may throw ConfigError: nothing started
+  g_runtime = std::make_unique<Runtime>(std::make_unique<RuntimeState>(cfg));
+  g_phase = Phase::Running;
+  g_running.store(g_runtime.get(), std::memory_order_seq_cst);
+  return *g_runtime;
+}
+
+[[noreturn]] void throw_shut_down() {
+  throw Error("veda runtime was shut down; call veda::init() to start it again");
+}
+}  // namespace
+
+Runtime& enter_runtime_slow() {
+  // The scope is counted in g_calls_in_flight; a concurrent shutdown() waits for
+  // it, so it must not block on g_lifecycle while counted. Back out, start or
+  // find the runtime, and count again.
+  g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  for (;;) {
+    {
+      std::lock_guard lock(g_lifecycle);
+      if (g_phase == Phase::ShutDown) throw_shut_down();
+      if (g_phase == Phase::NeverStarted) start_locked(Config::builder().build());
+    }
+    g_calls_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    if (Runtime* rt = g_running.load(std::memory_order_seq_cst)) return *rt;
+    g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);  // lost a race with shutdown
+  }
+}
+
+RuntimeState::RuntimeState(const Config& c)
+    : config(c), generation(g_generation.fetch_add(1) + 1) {
+  configure_logging(config.log_level());
+  reset_log_once();
+  cpu = detect_cpu();
+  cpu.threads = config.threads();
+  cpu_executor = std::make_unique<CpuExecutor>(config.threads(), config.pin_workers());
+  gpu = discover_gpu(config);
+  if (gpu.usable)
+    log().info("GPU {}: {}", gpu.selected, gpu.reason);
+  else
+    log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
+}
+
+RuntimeState::~RuntimeState() = default;
+
+}  // namespace detail
+
+Runtime::Runtime(std::unique_ptr<detail::RuntimeState> s) : state_(std::move(s)) {}
+Runtime::~Runtime() = default;
+const Config& Runtime::config() const noexcept { return state_->config; }
+const CpuInfo& Runtime::cpu() const noexcept { return state_->cpu; }
+const GpuStatus& Runtime::gpu() const noexcept { return state_->gpu; }
+
+std::string Runtime::describe() const {
+  std::ostringstream os;
+  const auto& c = cpu();
+  os << "veda " << VEDA_VERSION << "\n"
+     << "CPU: " << c.model << " (" << c.hardware_threads << " hardware threads, veda uses "
+     << c.threads << (state_->cpu_executor->pinned() ? ", pinned" : "") << ")"
+     << (c.avx512 ? " AVX-512" : c.avx2 ? " AVX2" : "") << "\n";
+  const auto& g = gpu();
+  if (!g.devices.empty()) {
+    for (const auto& d : g.devices)
+      os << "GPU " << d.index << ": " << d.name << ", compute capability " << d.cc_major << "."
+         << d.cc_minor << ", " << d.sm_count << " SMs, " << (d.memory_total >> 20) << " MiB"
+         << (d.index == g.selected ? " (selected, " + std::to_string(d.memory_free >> 20) + " MiB free)"
+                                   : std::string())
+         << "\n";
+  }
+  os << "GPU: " << (g.usable ? "usable" : "not usable") << " - " << g.reason << "\n";
+  os << "Config: " << config().to_string() << "\n";
+  return os.str();
+}
+
+void init(const Config& config) {
+  std::lock_guard lock(detail::g_lifecycle);
+  if (detail::g_phase == detail::Phase::Running)
+    throw Error("veda::init called while the runtime is running; call veda::shutdown() first");
+  detail::start_locked(config);
+}
+
+void init() { init(Config::builder().build()); }
+
+void shutdown() {
+  if (detail::t_call_depth > 0)
+    throw Error("veda::shutdown called from inside a veda call");
+  std::unique_ptr<Runtime> dying;
+  {
+    std::lock_guard lock(detail::g_lifecycle);
+    if (detail::g_phase != detail::Phase::Running) return;
+    detail::g_running.store(nullptr, std::memory_order_seq_cst);
+    while (detail::g_calls_in_flight.load(std::memory_order_seq_cst) != 0)
+      std::this_thread::yield();
+    detail::g_phase = detail::Phase::ShutDown;
+    dying = std::move(detail::g_runtime);
+  }
+  dying.reset();  // outside the lock: may join worker threads
+}
+
+Runtime& get_runtime() {
+  if (Runtime* rt = detail::g_running.load(std::memory_order_acquire)) return *rt;
+  std::lock_guard lock(detail::g_lifecycle);
+  if (detail::g_phase == detail::Phase::ShutDown) detail::throw_shut_down();
+  if (detail::g_phase == detail::Phase::NeverStarted) return detail::start_locked(Config::builder().build());
+  return *detail::g_runtime;
+}
+
+GpuStatus detect_gpu(const Config& config) { return detail::discover_gpu(apply_environment(config)); }
+GpuStatus detect_gpu() { return detect_gpu(Config::builder().build()); }
+
+bool is_running() noexcept { return detail::g_running.load(std::memory_order_acquire) != nullptr; }
+
+}  // namespace veda

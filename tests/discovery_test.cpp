@@ -1,0 +1,66 @@
+// Contract: device discovery never crashes or hangs and always says why no
+// GPU is usable: not built, disabled by config, disabled by VEDA_GPU=0, or
+// what the CUDA probe found (no driver here). The runtime still works.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "veda/build_config.hpp"
+#include "veda/runtime.hpp"
+
+TEST_CASE("probe on this machine gives a specific reason or a device") {
+  const auto t0 = std::chrono::steady_clock::now();
+  const veda::GpuStatus s = veda::detect_gpu();
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(31));
+  CHECK_FALSE(s.reason.empty());
+  if (s.usable) {
+    CHECK(s.why == veda::GpuUnavailable::None);
+    CHECK(s.selected >= 0);
+    CHECK_FALSE(s.devices.empty());
+    return;
+  }
+  CHECK(s.selected == -1);
+#if VEDA_HAS_CUDA
+  CHECK(s.runtime_version > 0);
+  CHECK(s.why != veda::GpuUnavailable::NotBuilt);
+  if (s.driver_version == 0) {
+    CHECK(s.why == veda::GpuUnavailable::NoDriver);
+    CHECK(s.reason.find("driver") != std::string::npos);
+  }
+#else
+  CHECK(s.why == veda::GpuUnavailable::NotBuilt);
+  CHECK(s.reason.find("without its CUDA backend") != std::string::npos);
+#endif
+}
+
+TEST_CASE("disabled by config or by the environment") {
+  const auto by_config = veda::detect_gpu(veda::Config::builder().gpu(false).build());
+  CHECK_FALSE(by_config.usable);
+  setenv("VEDA_GPU", "0", 1);
+  const auto by_env = veda::detect_gpu();
+  unsetenv("VEDA_GPU");
+  CHECK_FALSE(by_env.usable);
+#if VEDA_HAS_CUDA
+  CHECK(by_config.why == veda::GpuUnavailable::DisabledByConfig);
+  CHECK(by_config.reason == "disabled by config (gpu(false))");
+  CHECK(by_env.why == veda::GpuUnavailable::DisabledByEnvironment);
+  CHECK(by_env.reason == "disabled by VEDA_GPU=0");
+#else
+  CHECK(by_config.why == veda::GpuUnavailable::NotBuilt);
+#endif
+}
+
+TEST_CASE("the runtime reports what it found") {
+  veda::init(veda::Config::builder().threads(2).build());
+  const veda::Runtime& rt = veda::get_runtime();
+  CHECK(rt.cpu().threads == 2);
+  CHECK(rt.cpu().hardware_threads >= 1);
+  CHECK_FALSE(rt.cpu().model.empty());
+  CHECK(rt.gpu().usable == veda::detect_gpu().usable);
+  const std::string text = rt.describe();
+  CHECK(text.find("CPU: ") != std::string::npos);
+  CHECK(text.find("GPU: ") != std::string::npos);
+  CHECK(text.find(rt.gpu().reason) != std::string::npos);
+  veda::shutdown();
+}

@@ -1,0 +1,23 @@
+# cmake -P script driving the package test; fails on the first failing step.
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "step failed (${rc}): ${ARGN}\n${err}")
+  endif()
+  set(STEP_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+step(${CMAKE_COMMAND} --install ${VEDA_BUILD_DIR} --prefix ${prefix})
+step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
+     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step(${WORK_DIR}/build/consumer)
+if(EXPECT_CUDA AND NOT STEP_OUTPUT MATCHES "compiled by nvcc: yes")
+  message(FATAL_ERROR "the consumer's veda_target_sources_cuda source was not compiled by nvcc")
+endif()
+if(NOT EXPECT_CUDA AND NOT STEP_OUTPUT MATCHES "compiled by nvcc: no")
+  message(FATAL_ERROR "expected a host-compiled consumer")
+endif()
