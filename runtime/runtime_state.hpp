@@ -4,10 +4,12 @@
 // status, and (in later layers) the profile, cost model, pools, telemetry.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
 #include "backends/cpu/cpu_executor.hpp"
+#include "runtime/device_api.hpp"
 #include "veda/config.hpp"
 #include "veda/device.hpp"
 
@@ -18,12 +20,23 @@ class RuntimeState {
   explicit RuntimeState(const Config& config);
   ~RuntimeState();
 
+  // The GPU veda uses, or null when none is usable.
+  DeviceApi* device() noexcept { return device_.get(); }
+  // Replaces the device (tests use a HostDevice to drive the data layer on
+  // machines without a GPU). Arrays on the old device move to the host first.
+  void install_device(std::unique_ptr<DeviceApi> d);
+
   const Config config;
   CpuInfo cpu;
   GpuStatus gpu;
   std::unique_ptr<CpuExecutor> cpu_executor;
   // Distinguishes runtimes across init/shutdown cycles (caches key on it).
   const std::uint64_t generation;
+  // Operations that fell back to the CPU because device memory ran out.
+  std::atomic<std::uint64_t> oom_fallbacks{0};
+
+ private:
+  std::unique_ptr<DeviceApi> device_;
 };
 
 }  // namespace veda::detail

@@ -12,6 +12,10 @@
 #include <thread>
 
 #include "backends/cpu/cpu_info.hpp"
+#include "veda/build_config.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/cuda_device.hpp"
+#endif
 #include "runtime/device_discovery.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/runtime_state.hpp"
@@ -70,13 +74,34 @@ RuntimeState::RuntimeState(const Config& c)
   cpu.threads = config.threads();
   cpu_executor = std::make_unique<CpuExecutor>(config.threads(), config.pin_workers());
   gpu = discover_gpu(config);
+#if VEDA_HAS_CUDA
+  if (gpu.usable) {
+    try {
+      device_ = std::make_unique<cuda::CudaDevice>(
+          gpu.devices[static_cast<std::size_t>(gpu.selected)], config,
+          [exec = cpu_executor.get()](void* d, const void* s, std::size_t n) { exec->copy(d, s, n); });
+    } catch (const Error& e) {
+      gpu.usable = false;
+      gpu.why = GpuUnavailable::DiscoveryFailed;
+      gpu.reason = std::string("could not set up the device: ") + e.what();
+      gpu.selected = -1;
+    }
+  }
+#endif
   if (gpu.usable)
     log().info("GPU {}: {}", gpu.selected, gpu.reason);
   else
     log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
 }
 
-RuntimeState::~RuntimeState() = default;
+RuntimeState::~RuntimeState() {
+  if (device_) device_->evict_all();  // arrays keep their data on the host
+}
+
+void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
+  if (device_) device_->evict_all();
+  device_ = std::move(d);
+}
 
 }  // namespace detail
 
@@ -85,6 +110,33 @@ Runtime::~Runtime() = default;
 const Config& Runtime::config() const noexcept { return state_->config; }
 const CpuInfo& Runtime::cpu() const noexcept { return state_->cpu; }
 const GpuStatus& Runtime::gpu() const noexcept { return state_->gpu; }
+
+MemoryStats Runtime::memory_stats() const {
+  MemoryStats m;
+  m.cpu_fallbacks = state_->oom_fallbacks.load(std::memory_order_relaxed);
+  detail::DeviceApi* dev = state_->device();
+  if (!dev) return m;
+  const auto p = dev->pool().stats();
+  const auto info = dev->memory_info();
+  DeviceMemoryStats d;
+  d.device = dev->index();
+  d.used = p.bytes_in_use;
+  d.cached = p.bytes_cached;
+  d.free = info.free;
+  d.total = info.total;
+  d.peak = p.peak_in_use;
+  d.limit = p.limit;
+  d.largest_free_block = p.largest_free_block;
+  d.allocations = p.allocations;
+  d.cache_hits = p.cache_hits;
+  d.hit_rate = p.hit_rate();
+  d.oom_retries = p.oom_retries;
+  d.oom_failures = p.oom_failures;
+  m.devices.push_back(d);
+  m.pinned_staging_in_use = dev->staging_in_use();
+  m.pinned_staging_total = dev->staging_total();
+  return m;
+}
 
 std::string Runtime::describe() const {
   std::ostringstream os;

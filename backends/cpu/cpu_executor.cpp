@@ -5,6 +5,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -64,6 +66,25 @@ void CpuExecutor::warm_up() {
         tbb::static_partitioner());
   });
   note_parallel_end();
+}
+
+void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
+  constexpr std::size_t kPiece = std::size_t{256} << 10;
+  if (threads_ <= 1 || bytes < 4 * kPiece) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, (bytes + kPiece - 1) / kPiece),
+        [&](const tbb::blocked_range<std::size_t>& r) {
+          const std::size_t first = r.begin() * kPiece;
+          const std::size_t last = std::min(bytes, r.end() * kPiece);
+          std::memcpy(static_cast<char*>(dst) + first, static_cast<const char*>(src) + first,
+                      last - first);
+        },
+        tbb::static_partitioner());
+  });
 }
 
 std::int64_t CpuExecutor::idle_ns() const noexcept {

@@ -47,6 +47,9 @@ class CpuExecutor {
   // Starts every worker thread and waits until each has run a task.
   void warm_up();
 
+  // memcpy that splits copies of a megabyte or more across the workers.
+  void copy(void* dst, const void* src, std::size_t bytes);
+
  private:
   class Pinning;
   int threads_;

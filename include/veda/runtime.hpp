@@ -20,6 +20,7 @@
 
 #include "veda/config.hpp"
 #include "veda/device.hpp"
+#include "veda/memory_stats.hpp"
 
 namespace veda {
 
@@ -33,6 +34,8 @@ class Runtime {
   const CpuInfo& cpu() const noexcept;
   const GpuStatus& gpu() const noexcept;
   bool gpu_usable() const noexcept { return gpu().usable; }
+  // Device pool and pinned staging figures; see veda/memory_stats.hpp.
+  MemoryStats memory_stats() const;
 
   // A multi-line, human-readable report: CPU, threads, each GPU or why none.
   std::string describe() const;

@@ -2,8 +2,10 @@
 // pipelines and ops. Include the individual headers to compile less.
 #pragma once
 
+#include "veda/array.hpp"
 #include "veda/build_config.hpp"
 #include "veda/config.hpp"
 #include "veda/device.hpp"
 #include "veda/error.hpp"
+#include "veda/memory_stats.hpp"
 #include "veda/runtime.hpp"

@@ -1,0 +1,100 @@
+#include "bench/common/bench.hpp"
+
+#include <ctime>
+#include <iomanip>
+
+#include "veda/runtime.hpp"
+
+namespace bench {
+
+std::string machine_line() {
+  std::ostringstream os;
+  const veda::GpuStatus g = veda::detect_gpu();
+  std::string model = "unknown CPU";
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  os << "machine: " << model << ", " << veda::Config::builder().build().threads() << " threads; GPU: ";
+  if (g.usable)
+    os << g.devices[static_cast<std::size_t>(g.selected)].name;
+  else
+    os << "none (" << g.reason << ")";
+  os << "; " << date;
+  return os.str();
+}
+
+void Table::print() const {
+  std::printf("\n### %s\n\n|", title_.c_str());
+  for (const auto& c : cols_) std::printf(" %s |", c.c_str());
+  std::printf("\n|");
+  for (std::size_t i = 0; i < cols_.size(); ++i) std::printf("---|");
+  std::printf("\n");
+  for (const auto& r : rows_) {
+    std::printf("|");
+    for (const auto& v : r) std::printf(" %s |", v.c_str());
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+namespace {
+std::string quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+}  // namespace
+
+void Table::append_json(std::ostringstream& os) const {
+  os << "{\"title\":" << quote(title_) << ",\"columns\":[";
+  for (std::size_t i = 0; i < cols_.size(); ++i) os << (i ? "," : "") << quote(cols_[i]);
+  os << "],\"rows\":[";
+  for (std::size_t r = 0; r < rows_.size(); ++r) {
+    os << (r ? "," : "") << "[";
+    for (std::size_t i = 0; i < rows_[r].size(); ++i) os << (i ? "," : "") << quote(rows_[r][i]);
+    os << "]";
+  }
+  os << "]}";
+}
+
+void write_json(const std::string& path, const std::string& name, const std::vector<Table>& tables) {
+  if (path.empty()) return;
+  std::ostringstream os;
+  os << "{\"bench\":" << quote(name) << ",\"machine\":" << quote(machine_line()) << ",\"tables\":[";
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (i) os << ",";
+    tables[i].append_json(os);
+  }
+  os << "]}\n";
+  std::ofstream(path) << os.str();
+}
+
+std::string fmt(double v, int precision) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(precision) << v;
+  return os.str();
+}
+
+std::string fmt_bytes(std::size_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  double v = static_cast<double>(b);
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  std::ostringstream os;
+  os << (v == static_cast<double>(static_cast<long long>(v)) ? fmt(v, 0) : fmt(v, 1)) << " " << units[u];
+  return os.str();
+}
+
+}  // namespace bench

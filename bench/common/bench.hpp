@@ -1,0 +1,91 @@
+// Benchmark support shared by every case in bench/: timing as medians of
+// repeated batches, a results table printed as Markdown (and optionally
+// written as JSON), and a line naming the machine and the date.
+//
+// Each case lives in bench/<case>/ with one file per contender (veda.cpp,
+// tbb.cpp, omp.cpp, serial.cpp, ...) and a main.cpp that runs them side by
+// side in one process, so ratios are measured under the same conditions.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct Stats {
+  double median = 0, min = 0, max = 0;  // nanoseconds per call
+};
+
+// Runs `batch` calls of f per sample, `samples` samples after `warmup`
+// samples; returns per-call figures.
+template <class F>
+Stats measure(F&& f, int samples = 15, int batch = 1, int warmup = 2) {
+  std::vector<double> t;
+  for (int s = 0; s < samples + warmup; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int b = 0; b < batch; ++b) f();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (s >= warmup) t.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / batch);
+  }
+  std::sort(t.begin(), t.end());
+  return {t[t.size() / 2], t.front(), t.back()};
+}
+
+// Picks a batch size so one sample takes about `target_ns`.
+template <class F>
+int calibrate_batch(F&& f, double target_ns = 2e6) {
+  const Stats s = measure(f, 3, 1, 1);
+  return std::max(1, static_cast<int>(target_ns / std::max(s.median, 1.0)));
+}
+
+std::string machine_line();  // CPU model, threads, GPU or why none, date
+
+struct Options {
+  bool quick = false;
+  std::string json_path;
+  static Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--quick") o.quick = true;
+      else if (a == "--json" && i + 1 < argc) o.json_path = argv[++i];
+      else {
+        std::fprintf(stderr, "usage: %s [--quick] [--json file]\n", argv[0]);
+        std::exit(2);
+      }
+    }
+    return o;
+  }
+};
+
+// Rows of named columns; printed as a Markdown table, saved as JSON.
+class Table {
+ public:
+  Table(std::string title, std::vector<std::string> columns)
+      : title_(std::move(title)), cols_(std::move(columns)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print() const;
+  void append_json(std::ostringstream& os) const;
+  const std::string& title() const { return title_; }
+
+ private:
+  std::string title_;
+  std::vector<std::string> cols_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Writes every table of a run (with the machine line) to `path`.
+void write_json(const std::string& path, const std::string& bench_name,
+                const std::vector<Table>& tables);
+
+std::string fmt(double v, int precision = 2);
+std::string fmt_bytes(std::size_t b);
+
+}  // namespace bench

@@ -1,0 +1,214 @@
+// veda/array.hpp — veda::Array<T>: a 1-D or 2-D (row-major) array whose data
+// may live on the host, on the GPU, or both, with the runtime moving it.
+//
+//   veda::Array<float> a(std::move(vec));    // adopts the vector, no copy
+//   veda::Array<float> m(rows, cols);         // zeros
+//   auto r = saxpy(2.0f, a, b);               // may run on the GPU; r stays there
+//   float x = r[0];                           // copies back only now
+//
+// Residency (MSI style): the array knows whether its host copy and its device
+// copy are valid. Reading one side copies data in only when that side is
+// stale; writing one side makes the other stale. valid_on_host() and
+// valid_on_device() expose this to tests and to the cost model.
+//
+// Access: host() gives a span; the mutable overload (on a non-const Array)
+// counts as a host write, so it waits for device work in flight on the
+// array and marks the device copy stale. operator[] and at() are bounds
+// checked (veda::InvalidArgument) and go through the same path, so use
+// host() for loops. to_vector() copies out.
+//
+// Ownership: moving is free; copying is explicit (clone()). A moved-from
+// Array is empty. After veda::shutdown(), arrays keep their data on the host.
+//
+// Thread-safety: like std::vector — concurrent const access is safe, any
+// write needs exclusive access.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "veda/detail/buffer.hpp"
+#include "veda/error.hpp"
+
+namespace veda {
+
+namespace detail {
+template <class T>
+class VectorStorage final : public HostStorage {
+ public:
+  explicit VectorStorage(std::vector<T>&& v) : v_(std::move(v)) {
+    data = v_.data();
+    bytes = v_.size() * sizeof(T);
+  }
+
+ private:
+  std::vector<T> v_;
+};
+
+void array_to_device(Buffer& b);  // no-op without a usable device
+void array_release_device(Buffer& b);
+[[noreturn]] void throw_index(std::size_t i, std::size_t n);
+[[noreturn]] void throw_shape(const std::string& what, std::size_t r1, std::size_t c1,
+                              std::size_t r2, std::size_t c2);
+}  // namespace detail
+
+template <class T>
+class Array {
+  static_assert(std::is_trivially_copyable_v<T>, "veda::Array needs a trivially copyable T");
+
+ public:
+  using value_type = T;
+
+  Array() = default;
+  explicit Array(std::size_t n) : Array(std::vector<T>(n)) {}
+  Array(std::size_t rows, std::size_t cols) : Array(std::vector<T>(checked_area(rows, cols))) {
+    rows_ = rows;
+    cols_ = cols;
+    two_d_ = true;
+  }
+  // 2-D from data: rows * cols must equal data.size().
+  Array(std::size_t rows, std::size_t cols, std::vector<T> data) : Array(std::move(data)) {
+    reshape(rows, cols);
+  }
+  Array(std::vector<T>&& v)  // NOLINT: adopting is the point
+      : buf_(std::make_unique<detail::Buffer>(
+            std::make_unique<detail::VectorStorage<T>>(std::move(v)))),
+        rows_(buf_->bytes() / sizeof(T)),
+        cols_(1) {}
+  explicit Array(const std::vector<T>& v) : Array(std::vector<T>(v)) {}
+  explicit Array(std::span<const T> s) : Array(std::vector<T>(s.begin(), s.end())) {}
+  Array(std::initializer_list<T> il) : Array(std::vector<T>(il)) {}
+
+  // Host memory that is page-locked when a GPU is usable (faster, asynchronous
+  // transfers); ordinary memory otherwise. Zero-initialised.
+  static Array pinned(std::size_t n) {
+    Array a;
+    auto storage = detail::make_pinned_storage(n * sizeof(T));
+    if (n) std::memset(storage->data, 0, n * sizeof(T));
+    a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
+    a.rows_ = n;
+    a.cols_ = 1;
+    return a;
+  }
+
+  Array(Array&& o) noexcept : buf_(std::move(o.buf_)), rows_(o.rows_), cols_(o.cols_), two_d_(o.two_d_) {
+    o.rows_ = 0;
+    o.cols_ = 1;
+    o.two_d_ = false;
+  }
+  Array& operator=(Array&& o) noexcept {
+    if (this != &o) {
+      buf_ = std::move(o.buf_);
+      rows_ = o.rows_;
+      cols_ = o.cols_;
+      two_d_ = o.two_d_;
+      o.rows_ = 0;
+      o.cols_ = 1;
+      o.two_d_ = false;
+    }
+    return *this;
+  }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+
+  // A deep copy of the data, valid on the host.
+  Array clone() const {
+    auto s = host();
+    Array c(std::vector<T>(s.begin(), s.end()));
+    c.rows_ = rows_;
+    c.cols_ = cols_;
+    c.two_d_ = two_d_;
+    return c;
+  }
+
+  std::size_t size() const noexcept { return rows_ * cols_; }
+  bool empty() const noexcept { return size() == 0; }
+  std::size_t bytes() const noexcept { return size() * sizeof(T); }
+  std::size_t rows() const noexcept { return rows_; }
+  std::size_t cols() const noexcept { return cols_; }
+  int ndim() const noexcept { return two_d_ ? 2 : 1; }
+
+  // Reinterprets the shape; rows * cols must equal size().
+  void reshape(std::size_t rows, std::size_t cols) {
+    if (checked_area(rows, cols) != size())
+      detail::throw_shape("veda::Array::reshape", rows_, cols_, rows, cols);
+    rows_ = rows;
+    cols_ = cols;
+    two_d_ = true;
+  }
+  // Back to 1-D.
+  void flatten() noexcept {
+    rows_ = size();
+    cols_ = 1;
+    two_d_ = false;
+  }
+
+  std::span<const T> host() const {
+    if (!buf_) return {};
+    return {static_cast<const T*>(buf_->host_read()), size()};
+  }
+  std::span<T> host() {
+    if (!buf_) return {};
+    return {static_cast<T*>(buf_->host_write()), size()};
+  }
+  std::span<const T> chost() const { return host(); }
+
+  T& operator[](std::size_t i) {
+    if (i >= size()) detail::throw_index(i, size());
+    return host()[i];
+  }
+  const T& operator[](std::size_t i) const {
+    if (i >= size()) detail::throw_index(i, size());
+    return host()[i];
+  }
+  T& at(std::size_t r, std::size_t c) {
+    if (r >= rows_ || c >= cols_) detail::throw_index(r * cols_ + c, size());
+    return host()[r * cols_ + c];
+  }
+  const T& at(std::size_t r, std::size_t c) const {
+    if (r >= rows_ || c >= cols_) detail::throw_index(r * cols_ + c, size());
+    return host()[r * cols_ + c];
+  }
+
+  std::vector<T> to_vector() const {
+    auto s = host();
+    return std::vector<T>(s.begin(), s.end());
+  }
+
+  bool valid_on_host() const { return !buf_ || buf_->valid_on_host(); }
+  bool valid_on_device() const { return buf_ && buf_->valid_on_device(); }
+  bool pinned_host() const noexcept { return buf_ && buf_->host_pinned(); }
+
+  // Explicit placement hints: copy to the runtime's device now (no-op without
+  // a usable GPU), or make the host copy valid and free the device copy.
+  void to_device() {
+    if (buf_ && size()) detail::array_to_device(*buf_);
+  }
+  void to_host() {
+    if (buf_) detail::array_release_device(*buf_);
+  }
+
+  // For veda's own ops: the type-erased storage (null for an empty Array).
+  detail::Buffer* buffer() const noexcept { return buf_.get(); }
+
+ private:
+  static std::size_t checked_area(std::size_t r, std::size_t c) {
+    if (c != 0 && r > static_cast<std::size_t>(-1) / sizeof(T) / c)
+      detail::throw_shape("veda::Array: shape overflows", r, c, r, c);
+    return r * c;
+  }
+
+  std::unique_ptr<detail::Buffer> buf_;
+  std::size_t rows_ = 0;
+  std::size_t cols_ = 1;
+  bool two_d_ = false;
+};
+
+}  // namespace veda

@@ -1,0 +1,76 @@
+// DeviceApi: one GPU as the data layer sees it — a memory pool, the calling
+// thread's stream, copies, events and pinned host memory.
+//
+// CudaDevice (backends/cuda) is the real one. HostDevice (runtime/host_device)
+// implements the same contract over host memory so that the residency state
+// machine and the fault paths are tested on machines without a GPU; the
+// runtime never selects it on its own.
+//
+// The device also keeps the set of Buffers holding memory from its pool, so
+// that shutdown can move their data back to the host before the pool goes.
+//
+// Thread-safety: every member function may be called concurrently, except
+// that evict_all() runs only when no veda call is in flight (at shutdown, or
+// when a test replaces the device): Buffer's device-side functions are called
+// from inside calls, so they never race with it. Lock order: the tracking lock,
+// then a buffer's lock; Buffer's destructor untracks before locking itself.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+#include "runtime/memory_pool.hpp"
+
+namespace veda::detail {
+
+class Buffer;
+
+struct DeviceMemoryInfo {
+  std::size_t free = 0;
+  std::size_t total = 0;
+};
+
+class DeviceApi {
+ public:
+  virtual ~DeviceApi() = default;
+
+  virtual int index() const noexcept = 0;
+  virtual std::string name() const = 0;
+  virtual MemoryPool& pool() noexcept = 0;
+  virtual StreamHandle stream() noexcept = 0;  // this thread's stream
+
+  // Queue a copy on `s`. A pageable host side goes through pinned staging in
+  // chunks; copy_to_device returns once the host source may be modified again,
+  // copy_to_host once the host destination holds the data.
+  virtual void copy_to_device(void* dst, const void* src, std::size_t bytes, StreamHandle s,
+                              bool host_pinned) = 0;
+  virtual void copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle s,
+                            bool host_pinned) = 0;
+  virtual void copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) = 0;
+
+  virtual EventHandle record(StreamHandle s) = 0;      // nullptr: nothing pending
+  virtual void stream_wait(StreamHandle s, EventHandle e) = 0;
+  virtual void host_wait(EventHandle e) = 0;
+  virtual void release(EventHandle e) noexcept = 0;
+  virtual void synchronize(StreamHandle s) = 0;
+
+  virtual DeviceMemoryInfo memory_info() = 0;
+  // Pinned staging buffers: bytes in use by transfers now, and in total.
+  virtual std::size_t staging_in_use() const noexcept { return 0; }
+  virtual std::size_t staging_total() const noexcept { return 0; }
+
+  // Buffers holding this device's memory; see evict_all().
+  void track(Buffer* b);
+  void untrack(Buffer* b);
+  // Copies every tracked Buffer's data to the host and frees its device
+  // memory. Called before the device (and its pool) is destroyed.
+  void evict_all();
+
+ private:
+  std::mutex tracked_mu_;
+  std::unordered_set<Buffer*> tracked_;
+};
+
+}  // namespace veda::detail

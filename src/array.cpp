@@ -1,0 +1,84 @@
+// Non-template parts of veda::Array: errors, pinned storage, placement hints.
+#include <cstdlib>
+
+#include "runtime/device_api.hpp"
+#include "runtime/logging.hpp"
+#include "runtime/runtime_state.hpp"
+#include "veda/array.hpp"
+#include "veda/build_config.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/runtime.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/pinned_memory.hpp"
+#endif
+
+namespace veda::detail {
+
+void throw_index(std::size_t i, std::size_t n) {
+  throw InvalidArgument("veda::Array: index " + std::to_string(i) + " out of range for size " +
+                        std::to_string(n));
+}
+
+void throw_shape(const std::string& what, std::size_t r1, std::size_t c1, std::size_t r2,
+                 std::size_t c2) {
+  throw InvalidArgument(what + ": shape " + std::to_string(r1) + "x" + std::to_string(c1) +
+                        " does not match " + std::to_string(r2) + "x" + std::to_string(c2));
+}
+
+namespace {
+class MallocStorage final : public HostStorage {
+ public:
+  explicit MallocStorage(std::size_t n) {
+    data = std::malloc(n ? n : 1);
+    if (!data) throw OutOfMemory("cannot allocate " + std::to_string(n) + " bytes of host memory");
+    bytes = n;
+  }
+  ~MallocStorage() override { std::free(data); }
+};
+
+#if VEDA_HAS_CUDA
+class PinnedStorage final : public HostStorage {
+ public:
+  explicit PinnedStorage(void* p, std::size_t n) {
+    data = p;
+    bytes = n;
+    pinned = true;
+  }
+  // cudaFreeHost needs no runtime object, so arrays may outlive veda::shutdown().
+  ~PinnedStorage() override { cuda::free_pinned(data); }
+};
+#endif
+}  // namespace
+
+std::unique_ptr<HostStorage> make_pinned_storage(std::size_t bytes) {
+#if VEDA_HAS_CUDA
+  CallScope scope;
+  if (scope.runtime().gpu_usable()) {
+    if (void* p = cuda::allocate_pinned(bytes ? bytes : 1))
+      return std::make_unique<PinnedStorage>(p, bytes);
+    log_once(spdlog::level::info, "pinned-alloc-failed",
+             "page-locked host allocation failed; using pageable memory");
+  }
+#endif
+  return std::make_unique<MallocStorage>(bytes);
+}
+
+void array_to_device(Buffer& b) {
+  CallScope scope;
+  DeviceApi* dev = scope.runtime().state().device();
+  if (!dev) return;
+  const StreamHandle s = dev->stream();
+  try {
+    b.device_read(*dev, s);
+    b.device_done(s);
+  } catch (const OutOfMemory& e) {  // a hint: the data simply stays on the host
+    log_once(spdlog::level::info, "to_device-oom", std::string("Array::to_device: ") + e.what());
+  }
+}
+
+void array_release_device(Buffer& b) {
+  CallScope scope;  // the device must stay alive while data comes back
+  b.evict_to_host();
+}
+
+}  // namespace veda::detail

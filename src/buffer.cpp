@@ -1,0 +1,138 @@
+#include "veda/detail/buffer.hpp"
+
+#include "runtime/device_api.hpp"
+#include "veda/error.hpp"
+
+namespace veda::detail {
+
+Buffer::Buffer(std::unique_ptr<HostStorage> host) : host_(std::move(host)), bytes_(host_->bytes) {}
+
+Buffer::~Buffer() {
+  DeviceApi* dev = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    dev = dev_;
+  }
+  // Untrack before locking again: evict_all() holds the tracking lock while it
+  // locks buffers, so the order is always tracking lock, then buffer lock.
+  if (dev) dev->untrack(this);
+  std::lock_guard lock(mu_);
+  if (dev_) {
+    wait_inflight_locked();
+    free_device_locked();
+  }
+}
+
+bool Buffer::valid_on_host() const {
+  std::lock_guard lock(mu_);
+  return host_valid_;
+}
+bool Buffer::valid_on_device() const {
+  std::lock_guard lock(mu_);
+  return device_valid_;
+}
+int Buffer::device() const {
+  std::lock_guard lock(mu_);
+  return dev_ && device_valid_ ? dev_->index() : -1;
+}
+
+void Buffer::wait_inflight_locked() {
+  if (!inflight_) return;
+  dev_->host_wait(inflight_);
+  dev_->release(inflight_);
+  inflight_ = nullptr;
+}
+
+void Buffer::pull_to_host_locked() {
+  if (host_valid_) return;
+  // The copy is queued behind the work that produced the device data.
+  dev_->copy_to_host(host_->data, dptr_, bytes_, last_stream_, host_->pinned);
+  wait_inflight_locked();
+  host_valid_ = true;
+}
+
+void Buffer::free_device_locked() {
+  if (!dptr_) return;
+  dev_->pool().deallocate(dptr_, last_stream_);
+  dptr_ = nullptr;
+  dev_ = nullptr;
+  device_valid_ = false;
+}
+
+const void* Buffer::host_read() {
+  std::lock_guard lock(mu_);
+  pull_to_host_locked();
+  return host_->data;
+}
+
+void* Buffer::host_write() {
+  std::lock_guard lock(mu_);
+  pull_to_host_locked();
+  if (dev_) wait_inflight_locked();  // device work may still read these bytes
+  device_valid_ = false;
+  return host_->data;
+}
+
+void Buffer::ensure_device(DeviceApi& dev, StreamHandle s) {
+  if (dev_ == &dev) return;
+  // One device per runtime, and shutdown evicts every buffer, so a copy on
+  // another device cannot exist unless the caller mixed runtimes.
+  if (dev_) throw DeviceError("veda::Array is resident on another device");
+  dptr_ = dev.pool().allocate(bytes_, s);  // may throw OutOfMemory; nothing changed yet
+  dev_ = &dev;
+  last_stream_ = s;
+  device_valid_ = false;
+  dev.track(this);
+}
+
+const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
+  std::lock_guard lock(mu_);
+  ensure_device(dev, s);
+  if (!device_valid_) {
+    if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
+    dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned);
+    device_valid_ = true;
+  } else if (inflight_ && last_stream_ != s) {
+    dev.stream_wait(s, inflight_);
+  }
+  return dptr_;
+}
+
+void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
+  std::lock_guard lock(mu_);
+  ensure_device(dev, s);
+  if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
+  if (keep_contents && !device_valid_)
+    dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned);
+  device_valid_ = true;
+  host_valid_ = false;
+  return dptr_;
+}
+
+void Buffer::device_done(StreamHandle s) {
+  std::lock_guard lock(mu_);
+  if (!dev_) return;
+  if (inflight_) dev_->release(inflight_);
+  inflight_ = dev_->record(s);
+  last_stream_ = s;
+}
+
+void Buffer::evict_to_host() {
+  DeviceApi* dev = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    dev = dev_;
+  }
+  if (dev) dev->untrack(this);
+  evict_to_host_untracked();
+}
+
+void Buffer::evict_to_host_untracked() {
+  std::lock_guard lock(mu_);
+  if (!dev_) return;
+  pull_to_host_locked();
+  wait_inflight_locked();
+  free_device_locked();
+}
+
+}  // namespace veda::detail
