@@ -10,6 +10,7 @@
 
 #include "backends/cpu/cpu_executor.hpp"
 #include "runtime/device_api.hpp"
+#include "runtime/profile.hpp"
 #include "veda/config.hpp"
 #include "veda/device.hpp"
 
@@ -30,6 +31,7 @@ class RuntimeState {
   CpuInfo cpu;
   GpuStatus gpu;
   std::unique_ptr<CpuExecutor> cpu_executor;
+  MachineProfile profile;  // what the cost model predicts with
   // Distinguishes runtimes across init/shutdown cycles (caches key on it).
   const std::uint64_t generation;
   // Operations that fell back to the CPU because device memory ran out.

@@ -50,6 +50,10 @@ class PinnedStorage final : public HostStorage {
 #endif
 }  // namespace
 
+std::unique_ptr<HostStorage> make_host_storage(std::size_t bytes) {
+  return std::make_unique<MallocStorage>(bytes);
+}
+
 std::unique_ptr<HostStorage> make_pinned_storage(std::size_t bytes) {
 #if VEDA_HAS_CUDA
   CallScope scope;

@@ -75,6 +75,10 @@ Config::Builder& Config::Builder::pin_workers(bool enabled) {
   c_.pin_workers_ = enabled;
   return *this;
 }
+Config::Builder& Config::Builder::profile(std::string path) {
+  c_.profile_ = std::move(path);
+  return *this;
+}
 
 namespace detail {
 // Shared by build() and apply_environment(): checks every field of `c`.
@@ -155,7 +159,8 @@ std::string Config::to_string() const {
      << " calibration=" << veda::to_string(calibration_)
      << " deterministic=" << (seed_ ? "seed " + std::to_string(*seed_) : std::string("off"))
      << " telemetry=" << (telemetry_ ? "on" : "off") << " log_level=" << veda::to_string(log_level_)
-     << " pin_workers=" << (pin_workers_ ? "on" : "off");
+     << " pin_workers=" << (pin_workers_ ? "on" : "off")
+     << (profile_.empty() ? std::string() : " profile=" + profile_);
   return os.str();
 }
 

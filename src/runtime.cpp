@@ -16,6 +16,7 @@
 #if VEDA_HAS_CUDA
 #include "backends/cuda/cuda_device.hpp"
 #endif
+#include "runtime/calibration.hpp"
 #include "runtime/device_discovery.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/runtime_state.hpp"
@@ -92,6 +93,8 @@ RuntimeState::RuntimeState(const Config& c)
     log().info("GPU {}: {}", gpu.selected, gpu.reason);
   else
     log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
+  profile = obtain_profile(config, cpu, gpu, *cpu_executor, device_.get());
+  log().debug("machine profile from {}", profile.source);
 }
 
 RuntimeState::~RuntimeState() {

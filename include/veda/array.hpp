@@ -197,6 +197,15 @@ class Array {
 
   // For veda's own ops: the type-erased storage (null for an empty Array).
   detail::Buffer* buffer() const noexcept { return buf_.get(); }
+  // For veda's own ops: an n-element 1-D array over `storage` (contents as
+  // the storage holds them; typically about to be overwritten).
+  static Array from_storage(std::unique_ptr<detail::HostStorage> storage, std::size_t n) {
+    Array a;
+    a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
+    a.rows_ = n;
+    a.cols_ = 1;
+    return a;
+  }
 
  private:
   static std::size_t checked_area(std::size_t r, std::size_t c) {

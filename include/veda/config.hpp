@@ -82,6 +82,8 @@ class Config {
   bool telemetry() const noexcept { return telemetry_; }
   LogLevel log_level() const noexcept { return log_level_; }
   bool pin_workers() const noexcept { return pin_workers_; }
+  // A machine-profile file to use instead of the cache or calibration.
+  const std::string& profile() const noexcept { return profile_; }
 
   // One line per field, for `veda info` and logs.
   std::string to_string() const;
@@ -104,6 +106,7 @@ class Config {
   bool telemetry_ = false;
   LogLevel log_level_ = LogLevel::Warn;
   bool pin_workers_ = false;
+  std::string profile_;
 };
 
 class Config::Builder {
@@ -129,6 +132,10 @@ class Config::Builder {
   Builder& log_level(LogLevel level);
   // Pin oneTBB workers to cores (a task_scheduler_observer); off by default.
   Builder& pin_workers(bool enabled);
+  // Use this machine-profile JSON (as written by `veda calibrate`) instead of
+  // the cached or measured one; it is trusted as given, even from another
+  // machine (tests use synthetic profiles this way).
+  Builder& profile(std::string path);
 
   // Validates every field; throws veda::ConfigError on the first bad one.
   Config build() const;

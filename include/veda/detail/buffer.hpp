@@ -32,6 +32,8 @@ class HostStorage {
 
 // Page-locked host memory when a GPU is usable, ordinary memory otherwise.
 std::unique_ptr<HostStorage> make_pinned_storage(std::size_t bytes);
+// Ordinary host memory, uninitialised (for results computed elsewhere).
+std::unique_ptr<HostStorage> make_host_storage(std::size_t bytes);
 
 class Buffer {
  public:

@@ -1,0 +1,119 @@
+#include "backends/cpu/cpu_calibration.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace veda::detail {
+namespace {
+
+template <class F>
+double median_us(F&& f, int reps) {
+  std::vector<double> t(static_cast<std::size_t>(reps));
+  for (auto& x : t) {
+    const auto t0 = now_ns();
+    f();
+    x = static_cast<double>(now_ns() - t0) / 1e3;
+  }
+  std::nth_element(t.begin(), t.begin() + reps / 2, t.end());
+  return t[static_cast<std::size_t>(reps / 2)];
+}
+
+// Prevents the optimiser from deleting a loop whose result is unused.
+void keep(const void* p) { asm volatile("" : : "r"(p) : "memory"); }
+
+double map_ns_per_elem() {
+  constexpr std::size_t n = 4096;  // in L1/L2: the compute side of a map
+  std::vector<float> x(n, 1.0f), y(n, 2.0f), out(n);
+  auto run = [&] {
+    for (std::size_t i = 0; i < n; ++i) out[i] = 2.0f * x[i] + y[i];
+    keep(out.data());
+  };
+  return median_us(run, 201) * 1e3 / n;
+}
+
+void bandwidth(CpuExecutor& exec, CpuProfile& cpu) {
+  // Triad over three 32 MiB arrays: larger than the last-level cache here.
+  constexpr std::size_t n = std::size_t{8} << 20;
+  std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
+  auto triad = [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] + 0.5f * c[i];
+  };
+  exec.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n), [&](auto r) {
+      for (std::size_t i = r.begin(); i < r.end(); ++i) a[i] = b[i] = c[i] = 1.0f;
+    });
+  });
+  const double bytes = 3.0 * sizeof(float) * n;
+  const double one = median_us([&] { triad(0, n); keep(a.get()); }, 5);
+  const double all = median_us(
+      [&] {
+        exec.execute([&] {
+          tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 16),
+                            [&](auto r) { triad(r.begin(), r.end()); }, tbb::static_partitioner());
+        });
+        keep(a.get());
+      },
+      5);
+  cpu.bw_one_gbps = bytes / one / 1e3;
+  cpu.bw_all_gbps = std::max(bytes / all / 1e3, cpu.bw_one_gbps);
+}
+
+void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
+  const int t = exec.threads();
+  auto run_static = [&] {
+    exec.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, t, 1), [](auto) {}, tbb::static_partitioner());
+    });
+  };
+  auto run_auto = [&] {
+    exec.execute([&] { tbb::parallel_for(tbb::blocked_range<int>(0, 64 * t), [](auto) {}); });
+  };
+  for (int i = 0; i < 50; ++i) run_static();
+  cpu.tbb_static_us = median_us(run_static, 301);
+  cpu.tbb_auto_us = std::max(median_us(run_auto, 301), cpu.tbb_static_us);
+  // After idling, workers sleep and the next call pays to wake them. Probe
+  // increasing idle times; the first that costs clearly more is the threshold.
+  auto after_idle = [&](int idle_us) {
+    std::vector<double> t3;
+    for (int r = 0; r < 3; ++r) {
+      run_static();
+      std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
+      t3.push_back(median_us(run_static, 1));
+    }
+    std::sort(t3.begin(), t3.end());
+    return t3[1];
+  };
+  const double cold = after_idle(20000);
+  cpu.tbb_wake_us = std::max(cold - cpu.tbb_static_us, 0.01);
+  cpu.tbb_idle_us = 20000;
+  for (int idle : {100, 500, 2000, 8000}) {
+    if (after_idle(idle) > cpu.tbb_static_us + 0.5 * cpu.tbb_wake_us) {
+      cpu.tbb_idle_us = idle;
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void calibrate_cpu(CpuExecutor& exec, CpuProfile& cpu,
+                   const std::function<void(const std::string&, double)>& progress) {
+  auto step = [&](const char* what, double f) {
+    if (progress) progress(what, f);
+  };
+  step("CPU element throughput", 0.05);
+  cpu.map_ns_per_elem = map_ns_per_elem();
+  step("CPU FMA peak", 0.1);
+  cpu.fma_gflops_per_thread = measure_fma_gflops_per_thread();
+  step("memory bandwidth", 0.2);
+  bandwidth(exec, cpu);
+  step("oneTBB fork-join and wake-up", 0.35);
+  fork_join(exec, cpu);  // with one thread the cost model never offers TBB tiers
+}
+
+}  // namespace veda::detail

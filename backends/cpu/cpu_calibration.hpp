@@ -1,0 +1,21 @@
+// Micro-benchmarks behind the CPU half of the machine profile. Each returns a
+// median of repeated runs; together they take well under a second.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "backends/cpu/cpu_executor.hpp"
+#include "runtime/profile.hpp"
+
+namespace veda::detail {
+
+// Fills `cpu` from measurements on this machine with `exec`'s workers.
+void calibrate_cpu(CpuExecutor& exec, CpuProfile& cpu,
+                   const std::function<void(const std::string&, double)>& progress = {});
+
+// FP32 FMA throughput of one core in GFLOP/s (AVX-512, AVX2 or SSE kernel,
+// whichever the CPU runs fastest). Defined in cpu_peak.cpp.
+double measure_fma_gflops_per_thread();
+
+}  // namespace veda::detail

@@ -1,0 +1,91 @@
+// The narrow interface between veda's header templates (veda::gpu,
+// gpu_kernel, par_iter, ops) and the scheduler in libveda.
+//
+// A call site (one wrapped function or op) is registered once; each call
+// describes itself (size, element type, where its operands are valid) in a
+// CallDesc, asks begin_call() for a Plan (which tier, which grain), runs
+// that tier, and reports back with end_call(), which feeds the measured time
+// into the site's history and records the thread's last decision.
+//
+// Thread-safety: all functions may be called concurrently, also for one site.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <tbb/task_arena.h>
+
+#include "veda/decision.hpp"
+#include "veda/detail/tier.hpp"
+
+namespace veda {
+class Runtime;
+
+// Per-element cost of a wrapped function, if the caller knows it.
+struct CostHint {
+  double flops_per_elem = 0;  // 0: unknown (veda measures)
+  double bytes_per_elem = 0;  // 0: sizes of the arguments and the result
+};
+
+namespace detail {
+
+class Site;
+class TypeSlot;
+class BucketState;
+
+// What kind of work a site does; selects the cost model's formulas.
+enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, Gemm };
+
+// `identity` distinguishes functions (e.g. &typeid(F)); sites with the same
+// identity and name are the same site. `tiers` are the tier_bit()s offered.
+Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
+               const CostHint& hint);
+
+struct CallDesc {
+  std::size_t n = 0;                // elements
+  const void* type_key = nullptr;   // distinguishes element types at one site
+  std::uint32_t bytes_per_elem = 0; // read + written per element
+  std::size_t h2d_bytes = 0;        // on the GPU: operand bytes valid only on the host
+  std::size_t d2h_bytes = 0;        // on the GPU: result bytes that must come back
+  std::size_t cpu_d2h_bytes = 0;    // on the CPU: operand bytes valid only on the device
+  bool any_on_device = false;
+  bool all_on_device = false;
+  bool host_pinned = false;
+  bool gpu_capable = false;         // the call site can run on the GPU
+  bool nvcc_site = false;           // compiled by nvcc (explains !gpu_capable)
+  Placement placement = Placement::Auto;
+  bool strict = false;              // Placement::Gpu without a GPU throws
+};
+
+struct Plan {
+  Tier tier = Tier::Serial;
+  std::size_t grain = 1;        // for TBB tiers: elements per task
+  bool sync_for_timing = true;  // GPU tiers: synchronise so the time can be learned
+  bool fallback = false;        // forced back to the CPU (device out of memory)
+  Site* site = nullptr;
+  TypeSlot* slot = nullptr;
+  BucketState* bucket = nullptr;
+  std::uint8_t mask = 0;
+  std::int64_t t0 = 0;
+};
+
+// Decides. Throws veda::DeviceError for a strict Placement::Gpu that cannot
+// be honoured.
+Plan begin_call(Runtime& rt, Site& site, const CallDesc& d);
+// Records the thread's decision and, when `measured`, the time since
+// begin_call (or `elapsed_ns` if >= 0) in the site's history. Asynchronous
+// GPU work that was not synchronised passes measured = false.
+void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = true,
+              std::int64_t elapsed_ns = -1);
+// The GPU tier could not get device memory: returns a CPU plan for the same
+// call, counted and logged once per site.
+Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why);
+
+// veda's oneTBB arena, and the note that a parallel region just ended (for
+// the wake-up model). CPU tiers run parallel loops inside cpu_arena().
+tbb::task_arena& cpu_arena(Runtime& rt) noexcept;
+void parallel_done(Runtime& rt) noexcept;
+
+}  // namespace detail
+}  // namespace veda

@@ -1,0 +1,144 @@
+// Arguments of an element-wise call: which are ranges (std::vector,
+// std::span, veda::Array, C arrays) and which are scalars broadcast to every
+// element, their element types, and accessors whose get(i) compiles to a
+// plain load or a constant, so the CPU loops vectorise and the same
+// accessors work in CUDA kernels.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "veda/array.hpp"
+#include "veda/error.hpp"
+
+#if defined(__CUDACC__)
+#define VEDA_HD __host__ __device__
+#else
+#define VEDA_HD
+#endif
+
+namespace veda::detail {
+
+enum class RangeKind { None, Vector, Span, Array };
+
+template <class A>
+struct arg_traits {
+  static constexpr RangeKind kind = RangeKind::None;
+  using value_type = std::remove_cvref_t<A>;
+};
+template <class T, class Al>
+struct arg_traits<std::vector<T, Al>> {
+  static constexpr RangeKind kind = RangeKind::Vector;
+  using value_type = T;
+};
+template <class T, std::size_t E>
+struct arg_traits<std::span<T, E>> {
+  static constexpr RangeKind kind = RangeKind::Span;
+  using value_type = std::remove_cv_t<T>;
+};
+template <class T>
+struct arg_traits<Array<T>> {
+  static constexpr RangeKind kind = RangeKind::Array;
+  using value_type = T;
+};
+
+template <class A>
+using traits_of = arg_traits<std::remove_cvref_t<A>>;
+template <class A>
+inline constexpr bool is_range_v = traits_of<A>::kind != RangeKind::None;
+template <class A>
+inline constexpr bool is_array_v = traits_of<A>::kind == RangeKind::Array;
+template <class A>
+using elem_t = typename traits_of<A>::value_type;
+
+template <class... A>
+inline constexpr bool any_range_v = (is_range_v<A> || ...);
+template <class... A>
+inline constexpr bool any_array_v = (is_array_v<A> || ...);
+
+// Whether f can run in a CUDA kernel: a VEDA_FN (extended __host__
+// __device__) lambda, or a functor that declares
+// `static constexpr bool veda_device = true;` (its operator() being
+// __host__ __device__). Other callables run on the CPU only.
+template <class F, class = void>
+struct declares_device : std::false_type {};
+template <class F>
+struct declares_device<F, std::enable_if_t<F::veda_device>> : std::true_type {};
+#if defined(__CUDACC__)
+template <class F>
+inline constexpr bool device_callable_v =
+    __nv_is_extended_host_device_lambda_closure_type(F) || declares_device<F>::value;
+#else
+template <class F>
+inline constexpr bool device_callable_v = false;
+#endif
+
+// A unique address per type list: a cheap key for the scheduler.
+template <class... T>
+inline const char type_tag = 0;
+
+template <class A>
+std::size_t range_size(const A& a) {
+  if constexpr (traits_of<A>::kind == RangeKind::None) return 0;
+  else return a.size();
+}
+
+// Length of the call: all ranges must agree (InvalidArgument otherwise).
+template <class... A>
+std::size_t common_length(const std::string& who, const A&... a) {
+  std::size_t n = 0, index = 0, first = 0;
+  bool seen = false;
+  auto check = [&](const auto& x) {
+    ++index;
+    if constexpr (is_range_v<decltype(x)>) {
+      const std::size_t s = x.size();
+      if (!seen) {
+        n = s;
+        first = index;
+        seen = true;
+      } else if (s != n) {
+        throw InvalidArgument(who + ": argument " + std::to_string(index) + " has " + std::to_string(s) +
+                              " elements but argument " + std::to_string(first) + " has " +
+                              std::to_string(n));
+      }
+    }
+  };
+  (check(a), ...);
+  return n;
+}
+
+// Host pointer to a range's elements (an Array's host copy is brought up to date).
+template <class A>
+const elem_t<A>* host_data(const A& a) {
+  if constexpr (is_array_v<A>) return a.host().data();
+  else return a.data();
+}
+
+template <class T>
+struct RangeAcc {
+  const T* p;
+  VEDA_HD const T& get(std::size_t i) const { return p[i]; }
+};
+template <class T>
+struct ScalarAcc {
+  T v;
+  VEDA_HD const T& get(std::size_t) const { return v; }
+};
+
+// Accessor over the host side of an argument.
+template <class A>
+auto host_accessor(const A& a) {
+  if constexpr (is_range_v<A>) return RangeAcc<elem_t<A>>{host_data(a)};
+  else return ScalarAcc<std::remove_cvref_t<A>>{a};
+}
+
+// out[i] = f(acc.get(i)...) for i in [lo, hi).
+template <class F, class R, class... Acc>
+inline void map_range(const F& f, R* out, std::size_t lo, std::size_t hi, const Acc&... acc) {
+  for (std::size_t i = lo; i < hi; ++i) out[i] = f(acc.get(i)...);
+}
+
+}  // namespace veda::detail

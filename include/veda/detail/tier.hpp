@@ -1,0 +1,37 @@
+// The kernel tiers veda chooses among, across all operations. A tier is one
+// named, separately testable implementation; each operation offers a subset.
+#pragma once
+
+#include <cstdint>
+
+#include "veda/device.hpp"
+
+namespace veda::detail {
+
+enum class Tier : std::uint8_t {
+  Serial,        // inline on the calling thread
+  TbbStatic,     // oneTBB parallel_for, static partitioner
+  TbbAuto,       // oneTBB parallel_for, auto partitioner
+  Cuda,          // one CUDA kernel, data copied as needed
+  CudaStreamed,  // chunked through pinned staging, copies overlapping compute
+  CpuImpl,       // gpu_kernel: the user's CPU implementation
+  CudaImpl,      // gpu_kernel: the user's CUDA implementation
+  // matmul
+  CpuReference,
+  CpuBlas,
+  CpuTiled,
+  GpuTiled,
+  GpuCublas,
+  GpuCublasTf32,
+  GpuCublasLtFused,
+  GpuUnfused,
+  Count
+};
+
+constexpr int kTierCount = static_cast<int>(Tier::Count);
+constexpr std::uint32_t tier_bit(Tier t) { return 1u << static_cast<unsigned>(t); }
+
+const char* tier_name(Tier t) noexcept;
+Device tier_device(Tier t) noexcept;
+
+}  // namespace veda::detail

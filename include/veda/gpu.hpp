@@ -1,0 +1,357 @@
+// veda/gpu.hpp — veda::gpu: element-wise functions that run wherever is fastest.
+//
+//   auto saxpy = veda::gpu([] VEDA_FN (float a, float x, float y) { return a * x + y; },
+//                          {.name = "saxpy"});
+//   std::vector<float> z = saxpy(2.0f, x, y);   // x, y: vectors, spans or Arrays
+//
+// Contract:
+// - Ranges (std::vector, std::span, veda::Array) are mapped element by element;
+//   other arguments are scalars broadcast to every element. All ranges must
+//   have the same length, or veda::InvalidArgument is thrown before any work.
+// - A call with only scalars just calls f on the calling thread.
+// - The result is a std::vector for host ranges, or a veda::Array left where
+//   it was computed when any argument is an Array. into(out, args...) writes
+//   into a caller-provided std::vector (resized), std::span or Array (same
+//   length); if f may throw, the output is only replaced on success.
+// - For each call veda predicts serial, oneTBB and (when the call site is
+//   compiled by nvcc against a CUDA-enabled veda, and a GPU is usable) CUDA
+//   candidates, including the transfers the operands' residency requires,
+//   runs the fastest, measures it and learns. last_decision() explains it.
+// - Call sites not compiled by nvcc run on the CPU; the decision says so.
+// - An exception thrown by f reaches the caller; veda stays usable.
+// - Device lambdas must capture by value (they are copied to the GPU).
+//
+// Thread-safety: a GpuFunction may be called from many threads at once.
+#pragma once
+
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include "veda/array.hpp"
+#include "veda/build_config.hpp"
+#include "veda/decision.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/detail/dispatch.hpp"
+#include "veda/detail/map_args.hpp"
+#include "veda/runtime.hpp"
+
+// VEDA_FN marks a lambda or function callable on the device when the file is
+// compiled by nvcc; it is empty for the host compiler.
+#if defined(__CUDACC__)
+#define VEDA_FN __host__ __device__
+#else
+#define VEDA_FN
+#endif
+
+// Call sites compiled by nvcc get GPU candidates; the inline namespace keeps
+// host- and nvcc-compiled instantiations distinct (no ODR clash).
+#if VEDA_HAS_CUDA && defined(__CUDACC__)
+#define VEDA_GPU_SITE 1
+#define VEDA_TU_NS nvcc_tu
+#include "veda/detail/gpu_bridge.hpp"
+#include "veda/detail/map_kernels.hpp"
+#else
+#define VEDA_GPU_SITE 0
+#define VEDA_TU_NS host_tu
+#endif
+
+namespace veda {
+
+struct GpuOptions {
+  Placement placement = Placement::Auto;
+  bool strict = false;  // Placement::Gpu without a usable GPU throws DeviceError
+  int device = -1;      // -1: the runtime's device; otherwise it must match it
+  CostHint cost{};      // per-element flops/bytes, if known
+  std::string name = "veda::gpu";
+};
+
+namespace detail {
+void check_device_option(Runtime& rt, int device, const std::string& name);
+
+// Runs a CPU plan: serial inline, or a oneTBB loop with the planned grain.
+template <class F, class R, class... Acc>
+void run_map_cpu(Runtime& rt, const Plan& p, const F& f, R* out, std::size_t n, const Acc&... acc) {
+  if (p.tier == Tier::Serial || n == 0) {
+    map_range(f, out, 0, n, acc...);
+    return;
+  }
+  auto body = [&](const tbb::blocked_range<std::size_t>& r) { map_range(f, out, r.begin(), r.end(), acc...); };
+  cpu_arena(rt).execute([&] {
+    if (p.tier == Tier::TbbStatic)
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), body, tbb::static_partitioner());
+    else
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), body, tbb::auto_partitioner());
+  });
+  parallel_done(rt);
+}
+
+// Describes a map call: its size, element types and operand residency.
+template <class Key, class R, class... A>
+CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, const A&... a) {
+  CallDesc d;
+  d.n = n;
+  d.type_key = &type_tag<Key, R, A...>;
+  d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(R) + (0 + ... + (is_range_v<A> ? sizeof(elem_t<A>) : 0)));
+  bool all_dev = true, all_pinned = true, ranges = false;
+  auto visit = [&](const auto& x) {
+    using X = std::remove_cvref_t<decltype(x)>;
+    if constexpr (is_range_v<X>) {
+      ranges = true;
+      const std::size_t bytes = n * sizeof(elem_t<X>);
+      bool on_dev = false, on_host = true, pinned = false;
+      if constexpr (is_array_v<X>) {
+        on_dev = x.valid_on_device();
+        on_host = x.valid_on_host();
+        pinned = x.pinned_host();
+      }
+      if (!on_dev) d.h2d_bytes += bytes;
+      if (!on_host) d.cpu_d2h_bytes += bytes;
+      d.any_on_device |= on_dev;
+      all_dev &= on_dev;
+      all_pinned &= pinned;
+    }
+  };
+  (visit(a), ...);
+  d.all_on_device = ranges && all_dev;
+  d.host_pinned = ranges && all_pinned;
+  d.d2h_bytes = result_to_host ? n * sizeof(R) : 0;
+  d.gpu_capable = VEDA_GPU_SITE && device_callable_v<Key>;
+  d.nvcc_site = VEDA_GPU_SITE;
+  d.placement = o.placement;
+  d.strict = o.strict;
+  return d;
+}
+
+constexpr std::uint32_t kMapTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) |
+                                    tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda) |
+                                    tier_bit(Tier::CudaStreamed);
+}  // namespace detail
+
+inline namespace VEDA_TU_NS {
+
+template <class F>
+class GpuFunction {
+ public:
+  GpuFunction(F f, GpuOptions o)
+      : f_(std::move(f)),
+        opt_(std::move(o)),
+        site_(detail::site_for(&typeid(F), opt_.name, detail::OpClass::Map, detail::kMapTiers, opt_.cost)) {}
+
+  const std::string& name() const noexcept { return opt_.name; }
+  const GpuOptions& options() const noexcept { return opt_; }
+
+  template <class... A>
+  auto operator()(const A&... a) const {
+    using R = std::invoke_result_t<const F&, const detail::elem_t<A>&...>;
+    if constexpr (!detail::any_range_v<A...>) {
+      return f_(a...);
+    } else {
+      static_assert(std::is_trivially_copyable_v<R>, "veda::gpu: the result type must be trivially copyable");
+      const std::size_t n = detail::common_length(opt_.name, a...);
+      if constexpr (detail::any_array_v<A...>) {
+        auto out = Array<R>::from_storage(detail::make_host_storage(n * sizeof(R)), n);
+        run<R>(nullptr, &out, n, a...);
+        return out;
+      } else {
+        std::vector<R> out(n);
+        run<R>(out.data(), nullptr, n, a...);
+        return out;
+      }
+    }
+  }
+
+  // Writes the results into `out`: a std::vector (resized), a std::span or an
+  // Array of the call's length.
+  template <class Out, class... A>
+  void into(Out&& out, const A&... a) const {
+    using R = std::invoke_result_t<const F&, const detail::elem_t<A>&...>;
+    static_assert(detail::any_range_v<A...>, "veda::gpu::into needs at least one range argument");
+    const std::size_t n = detail::common_length(opt_.name, a...);
+    using O = std::remove_cvref_t<Out>;
+    if constexpr (detail::arg_traits<O>::kind == detail::RangeKind::Vector) {
+      if constexpr (std::is_nothrow_invocable_v<const F&, const detail::elem_t<A>&...>) {
+        out.resize(n);
+        run<R>(out.data(), nullptr, n, a...);
+      } else {
+        std::vector<R> tmp(n);  // replaced only on success
+        run<R>(tmp.data(), nullptr, n, a...);
+        out.swap(tmp);
+      }
+    } else if constexpr (detail::arg_traits<O>::kind == detail::RangeKind::Span) {
+      if (out.size() != n)
+        throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
+                              " elements but the inputs have " + std::to_string(n));
+      if constexpr (std::is_nothrow_invocable_v<const F&, const detail::elem_t<A>&...>) {
+        run<R>(out.data(), nullptr, n, a...);
+      } else {
+        std::vector<R> tmp(n);
+        run<R>(tmp.data(), nullptr, n, a...);
+        std::copy(tmp.begin(), tmp.end(), out.begin());
+      }
+    } else {
+      static_assert(detail::arg_traits<O>::kind == detail::RangeKind::Array,
+                    "veda::gpu::into: output must be a std::vector, std::span or veda::Array");
+      if (out.size() != n)
+        throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
+                              " elements but the inputs have " + std::to_string(n));
+      auto fresh = Array<R>::from_storage(detail::make_host_storage(n * sizeof(R)), n);
+      run<R>(nullptr, &fresh, n, a...);
+      const std::size_t rows = out.rows(), cols = out.cols();
+      const bool two_d = out.ndim() == 2;
+      out = std::move(fresh);
+      if (two_d) out.reshape(rows, cols);
+    }
+  }
+
+ private:
+  template <class R, class... A>
+  void run(R* host_out, Array<R>* out_arr, std::size_t n, const A&... a) const {
+    detail::CallScope scope;
+    Runtime& rt = scope.runtime();
+    if (opt_.device >= 0) detail::check_device_option(rt, opt_.device, opt_.name);
+    // Exactly one output: an Array, or host memory (whose pointer may be null when n == 0).
+    const bool to_host = out_arr == nullptr;
+    const detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
+    detail::Plan p = detail::begin_call(rt, *site_, d);
+#if VEDA_GPU_SITE
+    if constexpr (detail::device_callable_v<F>) {
+      if (detail::tier_device(p.tier) == Device::Gpu && n > 0) {
+        try {
+          const bool measured = run_gpu<R>(rt, p, host_out, out_arr, n, a...);
+          detail::end_call(rt, p, d, measured);
+          return;
+        } catch (const OutOfMemory& e) {
+          p = detail::fallback_to_cpu(rt, p, d, e.what());
+        }
+      }
+    }
+#endif
+    if (detail::tier_device(p.tier) == Device::Gpu) p.tier = detail::Tier::Serial;  // n == 0
+    R* out = to_host ? host_out : out_arr->host().data();
+    detail::run_map_cpu(rt, p, f_, out, n, detail::host_accessor(a)...);
+    detail::end_call(rt, p, d);
+  }
+
+#if VEDA_GPU_SITE
+  template <class A>
+  static auto device_acc(Runtime& rt, void* s, std::vector<detail::gpu_bridge::DeviceTemp>& temps, const A& a) {
+    namespace gb = detail::gpu_bridge;
+    using X = std::remove_cvref_t<A>;
+    if constexpr (!detail::is_range_v<X>) {
+      return detail::ScalarAcc<X>{a};
+    } else {
+      using T = detail::elem_t<X>;
+      if constexpr (detail::is_array_v<X>) {
+        return detail::RangeAcc<T>{static_cast<const T*>(gb::read(rt, *a.buffer(), s))};
+      } else {
+        const std::size_t bytes = a.size() * sizeof(T);
+        temps.emplace_back(rt, bytes, s);
+        gb::copy_in(rt, temps.back().get(), a.data(), bytes, s, false);
+        return detail::RangeAcc<T>{static_cast<const T*>(temps.back().get())};
+      }
+    }
+  }
+
+  template <class R, class... A>
+  bool run_gpu(Runtime& rt, const detail::Plan& p, R* host_out, Array<R>* out_arr, std::size_t n,
+               const A&... a) const {
+    namespace gb = detail::gpu_bridge;
+    if (p.tier == detail::Tier::CudaStreamed && !out_arr) {
+      stream_map<R>(rt, host_out, n, a...);
+      return true;
+    }
+    void* s = gb::stream(rt);
+    std::vector<gb::DeviceTemp> temps;
+    temps.reserve(sizeof...(A) + 1);
+    auto accs = std::make_tuple(device_acc(rt, s, temps, a)...);
+    R* dout = nullptr;
+    if (out_arr) {
+      dout = static_cast<R*>(gb::write(rt, *out_arr->buffer(), s, false));
+    } else {
+      temps.emplace_back(rt, n * sizeof(R), s);
+      dout = static_cast<R*>(temps.back().get());
+    }
+    std::apply([&](const auto&... acc) { detail::launch_map(f_, dout, n, gb::sm_count(rt), static_cast<cudaStream_t>(s), acc...); },
+               accs);
+    gb::check_launch("veda::gpu kernel launch");
+    auto mark = [&](const auto& x) {
+      if constexpr (detail::is_array_v<std::remove_cvref_t<decltype(x)>>) gb::done(*x.buffer(), s);
+    };
+    (mark(a), ...);
+    if (out_arr) gb::done(*out_arr->buffer(), s);
+    if (!out_arr) {
+      gb::copy_out(rt, host_out, dout, n * sizeof(R), s, false);
+      return true;
+    }
+    if (p.sync_for_timing) {
+      gb::synchronize(rt, s);
+      return true;
+    }
+    return false;
+  }
+
+  // Chunked, overlapped: host ranges stream through pinned staging.
+  template <class R, class... A>
+  struct StreamCtx {
+    const F* f;
+    std::tuple<const A*...> args;
+    int sms;
+  };
+  template <std::size_t I, class... A>
+  static constexpr std::size_t ranges_before() {
+    std::size_t k = 0, i = 0;
+    ((i++ < I && detail::is_range_v<A> ? ++k : k), ...);
+    return k;
+  }
+  template <class R, class... A, std::size_t... I>
+  static void launch_chunk(void* c, const void* const* in, void* out, std::size_t count, void* s,
+                           std::index_sequence<I...>) {
+    auto* ctx = static_cast<StreamCtx<R, A...>*>(c);
+    auto acc = [&](auto index, const auto* arg) {
+      using X = std::remove_cvref_t<decltype(*arg)>;
+      if constexpr (detail::is_range_v<X>)
+        return detail::RangeAcc<detail::elem_t<X>>{
+            static_cast<const detail::elem_t<X>*>(in[ranges_before<decltype(index)::value, A...>()])};
+      else
+        return detail::ScalarAcc<X>{*arg};
+    };
+    detail::launch_map(*ctx->f, static_cast<R*>(out), count, ctx->sms, static_cast<cudaStream_t>(s),
+                       acc(std::integral_constant<std::size_t, I>{}, std::get<I>(ctx->args))...);
+  }
+  template <class R, class... A>
+  void stream_map(Runtime& rt, R* host_out, std::size_t n, const A&... a) const {
+    namespace gb = detail::gpu_bridge;
+    std::vector<gb::StreamInput> inputs;
+    auto add = [&](const auto& x) {
+      if constexpr (detail::is_range_v<std::remove_cvref_t<decltype(x)>>)
+        inputs.push_back({detail::host_data(x), sizeof(detail::elem_t<std::remove_cvref_t<decltype(x)>>)});
+    };
+    (add(a), ...);
+    StreamCtx<R, A...> ctx{&f_, std::make_tuple(&a...), gb::sm_count(rt)};
+    gb::pipelined_map(rt, inputs.data(), inputs.size(), host_out, sizeof(R), n,
+                      [](void* c, const void* const* in, void* out, std::size_t count, void* s) {
+                        launch_chunk<R, A...>(c, in, out, count, s, std::index_sequence_for<A...>{});
+                      },
+                      &ctx);
+  }
+#endif
+
+  F f_;
+  GpuOptions opt_;
+  detail::Site* site_;
+};
+
+template <class F>
+GpuFunction<std::decay_t<F>> gpu(F&& f, GpuOptions options = {}) {
+  return GpuFunction<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+}  // namespace VEDA_TU_NS
+}  // namespace veda

@@ -1,0 +1,79 @@
+#include "runtime/calibration.hpp"
+
+#include "backends/cpu/cpu_calibration.hpp"
+#include "runtime/logging.hpp"
+#include "veda/build_config.hpp"
+#include "veda/error.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/cuda_calibration.hpp"
+#include "backends/cuda/cuda_device.hpp"
+#endif
+
+namespace veda::detail {
+namespace {
+bool same_machine(const MachineProfile& a, const MachineProfile& b) {
+  return a.host == b.host && a.cpu_model == b.cpu_model && a.threads == b.threads &&
+         a.gpu_uuid == b.gpu_uuid && a.driver_version == b.driver_version &&
+         a.veda_version == b.veda_version && a.gpu.present == b.gpu.present;
+}
+}  // namespace
+
+MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu) {
+  const GpuDeviceInfo* dev = gpu.usable ? &gpu.devices[static_cast<std::size_t>(gpu.selected)] : nullptr;
+  return default_profile(cpu.model, c.threads(), dev, gpu.driver_version);
+}
+
+std::string cache_path(const MachineProfile& id) {
+  return profile_cache_dir() + "/profile-" + id.key() + ".json";
+}
+
+MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
+                               CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress) {
+  const auto t0 = now_ns();
+  MachineProfile p = identity_profile(c, cpu, gpu);
+  if (progress) progress("CPU", 0.0);
+  calibrate_cpu(exec, p.cpu, progress);
+#if VEDA_HAS_CUDA
+  if (auto* cd = dynamic_cast<cuda::CudaDevice*>(dev)) {
+    if (progress) progress("GPU", 0.6);
+    cuda::calibrate_gpu(*cd, p.gpu);
+  }
+#else
+  (void)dev;
+#endif
+  if (progress) progress("done", 1.0);
+  p.source = "calibrated";
+  p.calibration_seconds = static_cast<double>(now_ns() - t0) / 1e9;
+  return p;
+}
+
+MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
+                              CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress) {
+  if (!c.profile().empty()) {
+    std::string why;
+    auto p = load_profile(c.profile(), why);
+    if (!p) throw ConfigError("profile", c.profile(), "cannot use this machine profile: " + why);
+    p->source = "file";
+    return *p;
+  }
+  const MachineProfile id = identity_profile(c, cpu, gpu);
+  if (c.calibration() == CalibrationMode::Off) return id;
+  const std::string path = cache_path(id);
+  if (c.calibration() == CalibrationMode::Auto) {
+    std::string why;
+    if (auto p = load_profile(path, why)) {
+      if (same_machine(*p, id)) {
+        p->source = "cache";
+        return *p;
+      }
+      why = "it describes another machine";
+    }
+    if (why != "no file")
+      log().warn("machine profile {} is unusable ({}); measuring a new one", path, why);
+  }
+  MachineProfile p = measure_profile(c, cpu, gpu, exec, dev, progress);
+  if (!save_profile(p, path)) log().warn("could not write the machine profile to {}", path);
+  return p;
+}
+
+}  // namespace veda::detail

@@ -1,0 +1,35 @@
+// Obtaining the machine profile at start-up, by Config::calibration():
+//   Auto  - the cached profile for this machine, measured (and cached) if
+//           there is none; a corrupt or mismatched cache file is replaced by a
+//           fresh calibration with a warning, never a crash;
+//   Force - measure and rewrite the cache;
+//   Off   - the documented analytic defaults, nothing measured or written.
+// Config::profile() (VEDA_PROFILE) names a file to use instead; a bad one is
+// a ConfigError. Measuring takes under 2 s on the CPU (5 s with a GPU).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "backends/cpu/cpu_executor.hpp"
+#include "runtime/device_api.hpp"
+#include "runtime/profile.hpp"
+#include "veda/config.hpp"
+#include "veda/device.hpp"
+
+namespace veda::detail {
+
+using ProgressFn = std::function<void(const std::string& step, double fraction)>;
+
+MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
+                              CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress = {});
+
+// Always measures.
+MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
+                               CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress = {});
+
+// The identity fields of this machine with analytic-default speeds.
+MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu);
+std::string cache_path(const MachineProfile& identity);
+
+}  // namespace veda::detail

@@ -1,0 +1,192 @@
+#include "runtime/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace veda::detail {
+namespace {
+
+// Working sets up to this size are treated as cache-resident: no DRAM term,
+// but a parallel tier pays to move the other threads' share between cores.
+constexpr double kInCacheBytes = 8.0 * (1 << 20);
+constexpr double kCallUs = 0.02;             // an inline call's own cost
+constexpr double kStagedMin = 256.0 * 1024;  // smaller copies skip staging
+constexpr double kChunkBytes = 4.0 * (1 << 20);
+
+double xfer_us(double bytes, double gbps) { return bytes <= 0 ? 0 : bytes / gbps * 1e-3; }
+
+double h2d_us(const GpuProfile& g, double bytes, bool pinned) {
+  if (bytes <= 0) return 0;
+  return xfer_us(bytes, pinned ? g.h2d_pinned_gbps : bytes <= kStagedMin ? g.h2d_pageable_gbps : g.h2d_staged_gbps);
+}
+double d2h_us(const GpuProfile& g, double bytes, bool pinned) {
+  if (bytes <= 0) return 0;
+  return xfer_us(bytes, pinned ? g.d2h_pinned_gbps : bytes <= kStagedMin ? g.d2h_pageable_gbps : g.d2h_staged_gbps);
+}
+
+// Compute cost of one element on one CPU thread, data in cache.
+double cpu_elem_ns(const MachineProfile& p, const CostRequest& r) {
+  if (r.cpu_ns_per_elem > 0) return r.cpu_ns_per_elem;
+  // A scalar user function rarely runs at FMA peak; a quarter is typical.
+  if (r.flops_per_elem > 0) return r.flops_per_elem / (0.25 * p.cpu.fma_gflops_per_thread);
+  return p.cpu.map_ns_per_elem * std::max(1.0, r.bytes_per_elem / 12.0);
+}
+
+// The same element on the GPU: the CPU cost converted to flops when no hint
+// says otherwise, at half the device's FP32 rate, or its bandwidth.
+double gpu_elem_ns(const MachineProfile& p, const CostRequest& r, double cpu_ns) {
+  const double flops = r.flops_per_elem > 0 ? r.flops_per_elem : cpu_ns * 0.25 * p.cpu.fma_gflops_per_thread;
+  return std::max(flops / (0.5 * p.gpu.fp32_gflops), r.bytes_per_elem / p.gpu.device_bw_gbps);
+}
+
+struct Parts {
+  double overhead = 0, transfer = 0, body = 0;
+};
+
+Estimate make(Tier t, const Parts& parts) {
+  Estimate e;
+  e.tier = t;
+  e.transfer_us = parts.transfer;
+  e.overhead_us = parts.overhead;
+  e.total_us = parts.overhead + parts.transfer + parts.body;
+  return e;
+}
+
+void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {
+  const double n = static_cast<double>(r.n);
+  const double ws = n * r.bytes_per_elem;
+  const bool in_cache = ws <= kInCacheBytes;
+  const double c = cpu_elem_ns(p, r);
+  const double T = std::max(1, r.threads);
+  const double back = p.gpu.present ? d2h_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
+  const double wake = r.idle_us > p.cpu.tbb_idle_us ? p.cpu.tbb_wake_us : 0;
+  const double serial_body = std::max(n * c, in_cache ? 0 : ws / p.cpu.bw_one_gbps) * 1e-3;
+  const double par_body =
+      std::max(n * c / T, ws / p.cpu.bw_all_gbps * (in_cache ? (T - 1) / T : 1.0)) * 1e-3;
+  for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto, Tier::CpuImpl}) {
+    if (!(r.tiers & tier_bit(t))) continue;
+    const bool parallel = t == Tier::TbbStatic || t == Tier::TbbAuto;
+    Parts parts;
+    parts.transfer = back;
+    parts.overhead = parallel ? (t == Tier::TbbStatic ? p.cpu.tbb_static_us : p.cpu.tbb_auto_us) + wake : kCallUs;
+    parts.body = parallel ? par_body : serial_body;
+    Estimate e = make(t, parts);
+    if (parallel && r.threads <= 1) {
+      e.eligible = false;
+      e.note = "one CPU thread";
+    }
+    out.push_back(e);
+  }
+  const double g_elem = gpu_elem_ns(p, r, c);
+  const double in = h2d_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double back_out = d2h_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
+  for (Tier t : {Tier::Cuda, Tier::CudaImpl}) {
+    if (!(r.tiers & tier_bit(t))) continue;
+    out.push_back(make(t, {p.gpu.launch_us, in + back_out, n * g_elem * 1e-3}));
+  }
+  if (r.tiers & tier_bit(Tier::CudaStreamed)) {
+    // Chunks overlap: the slowest of copy-in, kernel and copy-out dominates,
+    // plus one chunk's trip to fill the pipeline.
+    const double moved = static_cast<double>(r.h2d_bytes + r.d2h_bytes);
+    const double in_s = xfer_us(static_cast<double>(r.h2d_bytes), p.gpu.h2d_staged_gbps);
+    const double out_s = xfer_us(static_cast<double>(r.d2h_bytes), p.gpu.d2h_staged_gbps);
+    const double fill = xfer_us(kChunkBytes, p.gpu.h2d_staged_gbps) + xfer_us(kChunkBytes, p.gpu.d2h_staged_gbps);
+    Estimate e = make(Tier::CudaStreamed, {p.gpu.launch_us + fill, std::max(in_s, out_s),
+                                           std::max(0.0, n * g_elem * 1e-3 - std::max(in_s, out_s))});
+    if (r.d2h_bytes == 0 || moved < 4 * kChunkBytes) {
+      e.eligible = false;
+      e.note = "too little host data to stream";
+    }
+    out.push_back(e);
+  }
+}
+
+}  // namespace
+
+std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& r) {
+  std::vector<Estimate> out;
+  element_wise(p, r, out);  // Map, Kernel, Reduce share the element-wise shape
+  for (auto& e : out) {
+    const Device d = tier_device(e.tier);
+    if (d == Device::Gpu && (!r.gpu_ok || !p.gpu.present)) {
+      e.eligible = false;
+      e.note = r.gpu_note.empty() ? "no usable GPU" : r.gpu_note;
+    } else if (d == Device::Cpu && !r.cpu_ok) {
+      e.eligible = false;
+      e.note = r.cpu_note;
+    }
+  }
+  return out;
+}
+
+Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceContext& ctx) {
+  Choice c;
+  const bool learn = hist && !ctx.deterministic;
+  auto h = [&](Tier t) -> const TierHistory& { return (*hist)[static_cast<std::size_t>(t)]; };
+  if (learn)
+    for (auto& e : est)
+      if (e.eligible && h(e.tier).samples >= kMinSamples) {
+        e.total_us *= h(e.tier).correction;
+        e.overhead_us *= h(e.tier).correction;
+        e.transfer_us *= h(e.tier).correction;
+        e.from_history = true;
+      }
+  const Estimate* best = nullptr;
+  for (const auto& e : est)
+    if (e.eligible && (!best || e.total_us < best->total_us)) best = &e;
+  if (!best) {  // nothing eligible cannot happen for real requests; stay safe
+    c.tier = Tier::Serial;
+    c.settled = true;
+    c.reason = ctx.forced.empty() ? "no eligible tier" : ctx.forced;
+    c.estimates = std::move(est);
+    return c;
+  }
+  c.tier = best->tier;
+  const Estimate* explore = nullptr;
+  if (learn)
+    for (const auto& e : est)
+      if (e.eligible && &e != best && h(e.tier).samples < kMinSamples &&
+          h(e.tier).explored < kMaxExplore && e.total_us <= kExploreBand * best->total_us &&
+          (!explore || e.total_us < explore->total_us))
+        explore = &e;
+  std::string why;
+  if (explore) {
+    c.tier = explore->tier;
+    c.explored = true;
+    why = std::string("exploring ") + tier_name(explore->tier) +
+          ": unmeasured, predicted within 30% of " + tier_name(best->tier);
+  } else {
+    c.settled = !learn || h(best->tier).samples >= kMinSamples;
+    const Device d = tier_device(best->tier);
+    const bool tbb_offered = std::any_of(est.begin(), est.end(), [](const Estimate& e) {
+      return e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto);
+    });
+    if (d == Device::Gpu) {
+      why = ctx.all_on_device ? "data resident on device" : "GPU fastest including transfers";
+      if (best->tier == Tier::CudaStreamed) why += "; streamed in chunks to overlap transfers";
+    } else {
+      if (best->tier == Tier::Serial)
+        why = tbb_offered ? "below TBB break-even" : "serial (one CPU thread)";
+      else if (best->tier == Tier::TbbStatic || best->tier == Tier::TbbAuto)
+        why = "above TBB break-even";
+      else
+        why = "fastest CPU tier";
+      const Estimate* gpu = nullptr;
+      for (const auto& e : est)
+        if (tier_device(e.tier) == Device::Gpu && (!gpu || (e.eligible && !gpu->eligible) ||
+                                                   (e.eligible == gpu->eligible && e.total_us < gpu->total_us)))
+          gpu = &e;
+      if (gpu && !gpu->eligible && ctx.forced.empty())
+        why += "; " + gpu->note;
+      else if (gpu && gpu->eligible)
+        why += gpu->transfer_us > 0.5 * gpu->total_us ? "; GPU slower including transfers (transfer-bound)"
+                                                      : "; GPU slower (launch overhead)";
+    }
+    if (best->from_history) why += " (measured)";
+  }
+  c.reason = ctx.forced.empty() ? why : ctx.forced + "; " + why;
+  c.estimates = std::move(est);
+  return c;
+}
+
+}  // namespace veda::detail

@@ -1,0 +1,94 @@
+// CostModel: predicts the time of every candidate tier of one call, then
+// chooses among them. Both steps are pure functions of (profile, request,
+// history), so decisions are tested with synthetic profiles and histories.
+//
+// Prediction (analytic): fixed overhead + transfers for operands not already
+// valid where the tier would run + max(compute, memory traffic), a roofline
+// from the MachineProfile.
+//
+// Choice: a tier with enough measured samples in this size bucket is
+// predicted from its history (the analytic estimate scaled by the median
+// measured/predicted ratio), which outranks the analytic figure. An
+// unmeasured tier predicted within 30% of the best is tried a bounded number
+// of times, so a wrong profile corrects itself; deterministic mode uses the
+// analytic model alone and never explores.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/profile.hpp"
+#include "veda/detail/dispatch.hpp"
+#include "veda/detail/tier.hpp"
+
+namespace veda::detail {
+
+struct CostRequest {
+  OpClass op = OpClass::Map;
+  std::uint32_t tiers = 0;        // tier_bit()s the operation offers
+  std::size_t n = 0;              // elements (Gemm: see m, k below; n is the columns)
+  std::size_t m = 0, k = 0;       // Gemm only
+  double bytes_per_elem = 0;      // read + written per element
+  double flops_per_elem = 0;      // 0: unknown
+  double cpu_ns_per_elem = 0;     // learned per-element CPU cost (0: derive)
+  std::size_t h2d_bytes = 0;      // if run on the GPU: operands to copy in
+  std::size_t d2h_bytes = 0;      // if run on the GPU: results to copy back
+  std::size_t cpu_d2h_bytes = 0;  // if run on the CPU: operands valid only on the device
+  bool host_pinned = false;
+  bool double_precision = false;
+  bool allow_tf32 = false;
+  bool allow_fp16 = false;
+  int threads = 1;
+  double idle_us = 0;             // since the CPU workers last ran
+  bool gpu_ok = false;            // a usable GPU and a call site that can use it
+  std::string gpu_note;           // why not, when !gpu_ok
+  std::string cpu_note;           // why CPU tiers are excluded (placement Gpu)
+  bool cpu_ok = true;
+};
+
+struct Estimate {
+  Tier tier = Tier::Serial;
+  double total_us = 0;
+  double overhead_us = 0;  // the part that does not grow with n
+  double transfer_us = 0;
+  bool eligible = true;
+  bool from_history = false;
+  std::string note;
+};
+
+// Analytic predictions for every tier in req.tiers, in tier order.
+std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& req);
+
+// What history knows about one tier in one bucket.
+struct TierHistory {
+  int samples = 0;            // kept (warm-up dropped)
+  double correction = 1.0;    // median of measured / analytic
+  int explored = 0;           // exploration runs already spent
+};
+using HistoryView = std::array<TierHistory, kTierCount>;
+
+constexpr int kMinSamples = 2;      // samples before history outranks the model
+constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
+constexpr double kExploreBand = 1.3;
+
+struct Choice {
+  Tier tier = Tier::Serial;
+  bool explored = false;
+  bool settled = false;        // nothing left to learn: the choice may be cached
+  std::vector<Estimate> estimates;
+  std::string reason;
+};
+
+struct ChoiceContext {
+  bool deterministic = false;
+  bool all_on_device = false;  // every range operand is valid on the device
+  std::string forced;          // non-empty: the forcing rule, leads the reason
+};
+
+Choice choose(std::vector<Estimate> estimates, const HistoryView* history,
+              const ChoiceContext& ctx);
+
+}  // namespace veda::detail

@@ -1,0 +1,83 @@
+// MachineProfile: the measured (or analytic default) speeds the cost model
+// predicts with. Calibration fills it; it is cached as JSON under
+// $XDG_CACHE_HOME/veda (default ~/.cache/veda), keyed by host name, CPU
+// model, GPU UUID, driver and veda version, and reloaded next time.
+//
+// Thread-safety: a value; the runtime holds an immutable copy.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "veda/device.hpp"
+
+namespace veda::detail {
+
+struct CpuProfile {
+  double map_ns_per_elem = 0.35;    // simple float map (12 B/elem), in cache, one thread
+  double fma_gflops_per_thread = 30;  // measured FP32 FMA peak of one core
+  double bw_one_gbps = 12;          // streaming triad, one thread
+  double bw_all_gbps = 20;          // streaming triad, every thread
+  double tbb_static_us = 0.4;       // warm fork-join, static partitioner
+  double tbb_auto_us = 2.0;         // warm fork-join, auto partitioner
+  double tbb_wake_us = 25;          // extra cost when the workers have gone to sleep
+  double tbb_idle_us = 1000;        // idle time after which they have
+  double sgemm_gflops = 0;          // cpu-blas at n = 1024 (0: not measured)
+  double dgemm_gflops = 0;
+};
+
+struct GpuProfile {
+  bool present = false;
+  std::string name;
+  std::string uuid;
+  double launch_us = 6;             // empty kernel launch + synchronize
+  double h2d_pageable_gbps = 10;
+  double h2d_pinned_gbps = 25;
+  double d2h_pageable_gbps = 10;
+  double d2h_pinned_gbps = 25;
+  double h2d_staged_gbps = 20;      // pageable through veda's pinned staging
+  double d2h_staged_gbps = 20;
+  double device_bw_gbps = 1500;
+  double fp32_gflops = 30000;       // element-wise FMA kernel
+  double sgemm_gflops = 25000;      // cuBLAS
+  double sgemm_tf32_gflops = 150000;
+  double hgemm_gflops = 300000;
+  double dgemm_gflops = 25000;
+};
+
+struct MachineProfile {
+  static constexpr int kFormat = 1;
+  // What the profile was measured on; a mismatch means "measure again".
+  std::string host;
+  std::string cpu_model;
+  int threads = 1;
+  std::string gpu_uuid;       // empty without a GPU
+  int driver_version = 0;
+  std::string veda_version;
+  std::string source = "defaults";  // "defaults", "calibrated", "cache", "file"
+  double calibration_seconds = 0;
+
+  CpuProfile cpu;
+  GpuProfile gpu;
+
+  std::string key() const;  // file-name-safe digest of the identifying fields
+  std::string to_json() const;
+  // Throws std::runtime_error naming what is wrong (syntax, missing field,
+  // a non-finite or non-positive speed, a wrong format version).
+  static MachineProfile from_json(const std::string& text);
+};
+
+// The documented analytic defaults (Config calibration Off), with GPU
+// figures derived from the device's datasheet properties when one is present.
+MachineProfile default_profile(const std::string& cpu_model, int threads, const GpuDeviceInfo* gpu,
+                               int driver_version);
+
+std::string profile_cache_dir();  // $XDG_CACHE_HOME/veda or ~/.cache/veda
+std::string host_name();
+
+// Reads a profile file; nullopt (and `why`) if missing, corrupt or mismatched.
+std::optional<MachineProfile> load_profile(const std::string& path, std::string& why);
+// Writes atomically (temporary file + rename). Returns false on I/O failure.
+bool save_profile(const MachineProfile& p, const std::string& path);
+
+}  // namespace veda::detail

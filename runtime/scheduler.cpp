@@ -1,0 +1,334 @@
+#include "runtime/scheduler.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "runtime/logging.hpp"
+#include "runtime/runtime_state.hpp"
+#include "veda/error.hpp"
+#include "veda/runtime.hpp"
+
+namespace veda::detail {
+
+Placement scoped_placement() noexcept;  // decision.cpp
+
+// ------------------------------------------------------------------ history
+void TierSamples::add(double us, double n) {
+  if (!warmed_) {  // the first run pays for cold caches and lazy set-up
+    warmed_ = true;
+    return;
+  }
+  us_[next_] = static_cast<float>(us);
+  n_[next_] = static_cast<float>(n);
+  next_ = static_cast<std::uint8_t>((next_ + 1) % kRing);
+  count_ = static_cast<std::uint8_t>(std::min<int>(count_ + 1, kRing));
+}
+
+double TierSamples::correction(double a, double b) const {
+  if (count_ == 0) return 1.0;
+  std::array<double, kRing> r{};
+  for (int i = 0; i < count_; ++i) {
+    const double predicted = std::max(a + b * n_[static_cast<std::size_t>(i)], 1e-3);
+    r[static_cast<std::size_t>(i)] = us_[static_cast<std::size_t>(i)] / predicted;
+  }
+  auto mid = r.begin() + count_ / 2;
+  std::nth_element(r.begin(), mid, r.begin() + count_);
+  return std::max(*mid, 1e-3);
+}
+
+void BucketState::reset(std::uint64_t gen) {
+  generation = gen;
+  for (auto& s : samples) s.reset();
+  explored.fill(0);
+  for (auto& e : explanation) e.reset();
+  for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+}
+
+TypeSlot::~TypeSlot() {
+  for (auto& b : buckets_) delete b.load();
+}
+
+BucketState& TypeSlot::bucket(int log2n, int residency, int idle) {
+  auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
+  BucketState* b = cell.load(std::memory_order_acquire);
+  if (b) return *b;
+  auto* fresh = new BucketState;
+  if (cell.compare_exchange_strong(b, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread won
+  return *b;
+}
+
+Site::~Site() {
+  for (auto& s : slots_) delete s.load();
+}
+
+TypeSlot& Site::slot(const void* key) {
+  for (int i = 0; i < kSlots; ++i)
+    if (keys_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == key)
+      return *slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+  std::lock_guard lock(mu_);
+  for (int i = 0; i < kSlots; ++i) {
+    auto& k = keys_[static_cast<std::size_t>(i)];
+    if (k.load() == key) return *slots_[static_cast<std::size_t>(i)].load();
+    if (k.load() == nullptr) {
+      slots_[static_cast<std::size_t>(i)].store(new TypeSlot, std::memory_order_release);
+      k.store(key, std::memory_order_release);
+      return *slots_[static_cast<std::size_t>(i)].load();
+    }
+  }
+  return *slots_[kSlots - 1].load();  // more signatures than slots: share the last
+}
+
+Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
+               const CostHint& hint) {
+  // Sites outlive every runtime (last-decision records point at them), so the
+  // registry is never destroyed.
+  static auto* mu = new std::mutex;
+  static auto* sites = new std::map<std::pair<const void*, std::string>, std::unique_ptr<Site>, std::less<>>;
+  std::lock_guard lock(*mu);
+  auto key = std::make_pair(identity, std::string(name));
+  auto& s = (*sites)[key];
+  if (!s) s = std::make_unique<Site>(std::string(name), op, tiers, hint);
+  return s.get();
+}
+
+LastCall& last_call() noexcept {
+  thread_local LastCall l;
+  return l;
+}
+
+// ------------------------------------------------------------------ placement
+namespace {
+
+enum class Forced : std::uint8_t { None, ConfigCpu, EnvCpu, CallCpu, ScopedCpu, CallGpu, ScopedGpu, GpuFellBack };
+
+struct Resolved {
+  std::uint8_t mask = kAnyDevice;
+  Forced forced = Forced::None;
+  bool gpu_ok = false;
+};
+
+bool offers_gpu(const Site& s) {
+  for (int t = 0; t < kTierCount; ++t)
+    if ((s.tiers() & tier_bit(static_cast<Tier>(t))) && tier_device(static_cast<Tier>(t)) == Device::Gpu)
+      return true;
+  return false;
+}
+
+// Why the GPU cannot take this call, or "" if it can.
+std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDesc& d) {
+  if (!st.config.gpu())
+    return st.config.gpu_source() == Source::Environment ? "GPU disabled by VEDA_GPU=0"
+                                                         : "GPU disabled by config (gpu(false))";
+  if (!st.gpu.usable) return "no usable GPU: " + st.gpu.reason;
+  if (!offers_gpu(site)) return "no GPU tier for this operation";
+  if (!d.gpu_capable)
+    return d.nvcc_site ? "function not device-callable (mark it VEDA_FN)" : "call site not compiled by nvcc";
+  return {};
+}
+
+Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
+  Resolved r;
+  const Placement scoped = scoped_placement();
+  const Placement want = d.placement != Placement::Auto ? d.placement : scoped;
+  const bool gpu_possible = st.config.gpu() && st.gpu.usable && d.gpu_capable && offers_gpu(site);
+  if (!st.config.gpu() && want != Placement::Gpu) {
+    r.mask = kCpuOnly;
+    r.forced = st.config.gpu_source() == Source::Environment ? Forced::EnvCpu : Forced::ConfigCpu;
+  } else if (want == Placement::Cpu) {
+    r.mask = kCpuOnly;
+    r.forced = d.placement == Placement::Cpu ? Forced::CallCpu : Forced::ScopedCpu;
+  } else if (want == Placement::Gpu) {
+    if (gpu_possible) {
+      r.mask = kGpuOnly;
+      r.forced = d.placement == Placement::Gpu ? Forced::CallGpu : Forced::ScopedGpu;
+    } else {
+      const std::string why = gpu_obstacle(st, site, d);
+      if (d.strict)
+        throw DeviceError("veda: '" + site.name() + "' requires placement Gpu (strict) but " + why);
+      log_once(spdlog::level::warn, "gpu-fallback:" + site.name(),
+               "'" + site.name() + "' asked for placement Gpu but " + why + "; running on the CPU");
+      r.mask = kCpuOnly;
+      r.forced = Forced::GpuFellBack;
+    }
+  }
+  r.gpu_ok = gpu_possible && r.mask != kCpuOnly;
+  return r;
+}
+
+std::string forced_text(Forced f, const std::string& obstacle) {
+  switch (f) {
+    case Forced::None: return {};
+    case Forced::ConfigCpu: return "forced to CPU by config (gpu(false))";
+    case Forced::EnvCpu: return "forced to CPU by VEDA_GPU=0";
+    case Forced::CallCpu: return "forced to CPU by placement option";
+    case Forced::ScopedCpu: return "forced to CPU by ScopedPlacement";
+    case Forced::CallGpu: return "forced to GPU by placement option";
+    case Forced::ScopedGpu: return "forced to GPU by ScopedPlacement";
+    case Forced::GpuFellBack: return "placement Gpu but " + obstacle + ": fell back to CPU";
+  }
+  return {};
+}
+
+int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
+int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
+std::uint64_t pack(std::uint64_t gen, Tier t) { return (gen << 8) | (static_cast<std::uint64_t>(t) + 1); }
+
+std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDesc& d, Tier t) {
+  const std::size_t threads = static_cast<std::size_t>(st.config.threads());
+  if (t == Tier::TbbStatic) return std::max<std::size_t>(1, (d.n + threads - 1) / threads);
+  if (t != Tier::TbbAuto) return std::max<std::size_t>(1, d.n);
+  // Tasks of about 20 us: long enough to amortise stealing, short enough to balance.
+  const double c = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+  const double per = c > 0 ? c : st.profile.cpu.map_ns_per_elem;
+  const auto g = static_cast<std::size_t>(20000.0 / per);
+  return std::clamp<std::size_t>(g, std::max<std::size_t>(1, d.n / (64 * threads)),
+                                 std::max<std::size_t>(1, d.n / threads));
+}
+
+CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlot& slot,
+                         const CallDesc& d, const Resolved& r, const std::string& obstacle,
+                         double idle_us) {
+  CostRequest q;
+  q.op = site.op();
+  q.tiers = site.tiers();
+  q.n = d.n;
+  q.bytes_per_elem = site.hint().bytes_per_elem > 0 ? site.hint().bytes_per_elem : d.bytes_per_elem;
+  q.flops_per_elem = site.hint().flops_per_elem;
+  q.cpu_ns_per_elem = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+  q.h2d_bytes = d.h2d_bytes;
+  q.d2h_bytes = d.d2h_bytes;
+  q.cpu_d2h_bytes = d.cpu_d2h_bytes;
+  q.host_pinned = d.host_pinned;
+  q.threads = st.config.threads();
+  q.idle_us = idle_us;
+  q.gpu_ok = r.gpu_ok;
+  q.gpu_note = r.mask == kCpuOnly && r.forced != Forced::None ? "CPU placement forced" : obstacle;
+  q.cpu_ok = r.mask != kGpuOnly;
+  q.cpu_note = "GPU placement forced";
+  q.allow_tf32 = st.config.precision() != Precision::Strict;
+  q.allow_fp16 = st.config.precision() == Precision::AllowFP16;
+  return q;
+}
+
+void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, const CallDesc& d,
+                 const Resolved& r, double idle_us, Plan& p) {
+  const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
+  std::lock_guard lock(b.mu);
+  if (b.generation != st.generation) b.reset(st.generation);
+  auto est = estimate(st.profile, make_request(st, site, slot, d, r, obstacle, idle_us));
+  HistoryView hv{};
+  const double n = static_cast<double>(std::max<std::size_t>(d.n, 1));
+  for (const auto& e : est) {
+    auto& h = hv[static_cast<std::size_t>(e.tier)];
+    const auto& s = b.samples[static_cast<std::size_t>(e.tier)];
+    h.samples = s.count();
+    h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
+    h.explored = b.explored[static_cast<std::size_t>(e.tier)];
+  }
+  ChoiceContext ctx;
+  ctx.deterministic = st.config.deterministic();
+  ctx.all_on_device = d.all_on_device;
+  ctx.forced = forced_text(r.forced, obstacle);
+  Choice c = choose(std::move(est), &hv, ctx);
+  if (c.explored) ++b.explored[static_cast<std::size_t>(c.tier)];
+  auto expl = std::make_shared<Explanation>();
+  expl->estimates = std::move(c.estimates);
+  expl->reason = std::move(c.reason);
+  expl->chosen = c.tier;
+  expl->explored = c.explored;
+  b.explanation[r.mask] = expl;
+  last_call().explanation = std::move(expl);
+  b.cached[r.mask].store(c.settled ? pack(st.generation, c.tier) : 0, std::memory_order_release);
+  p.tier = c.tier;
+  p.sync_for_timing = !c.settled;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ calls
+Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
+  RuntimeState& st = rt.state();
+  const Resolved r = resolve(st, site, d);
+  const std::int64_t now = now_ns();
+  const bool det = st.config.deterministic();
+  const double idle_us = det ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns()) / 1e3;
+  const int idle = idle_us > st.profile.cpu.tbb_idle_us ? 1 : 0;
+  TypeSlot& slot = site.slot(d.type_key);
+  BucketState& b = slot.bucket(bucket_of(d.n), residency_of(d), idle);
+  Plan p;
+  p.site = &site;
+  p.slot = &slot;
+  p.bucket = &b;
+  p.mask = r.mask;
+  const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
+  const std::uint32_t calls = b.calls.fetch_add(1, std::memory_order_relaxed);
+  last_call().explanation.reset();
+  if (packed != 0 && (packed >> 8) == st.generation && (calls & 63) != 63) {
+    p.tier = static_cast<Tier>((packed & 0xff) - 1);
+    p.sync_for_timing = false;
+  } else {
+    decide_slow(st, site, slot, b, d, r, idle_us, p);
+  }
+  p.grain = grain_for(st, slot, d, p.tier);
+  p.t0 = now;
+  return p;
+}
+
+void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
+  RuntimeState& st = rt.state();
+  const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : now_ns() - p.t0;
+  const double us = static_cast<double>(t) / 1e3;
+  if (measured && p.bucket->mu.try_lock()) {
+    if (p.bucket->generation == st.generation)
+      p.bucket->samples[static_cast<std::size_t>(p.tier)].add(us, static_cast<double>(d.n));
+    p.bucket->mu.unlock();
+  }
+  // Serial runs over cached data tell the model what one element costs here.
+  if (measured && p.tier == Tier::Serial && d.n >= 1024 &&
+      static_cast<double>(d.n) * d.bytes_per_elem <= 8.0 * (1 << 20)) {
+    const float sample = static_cast<float>(static_cast<double>(t) / static_cast<double>(d.n));
+    float old = p.slot->cpu_ns_per_elem.load(std::memory_order_relaxed);
+    p.slot->cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample,
+                                  std::memory_order_relaxed);
+  }
+  LastCall& l = last_call();
+  l.site = p.site;
+  l.bucket = p.bucket;
+  l.mask = p.mask;
+  l.tier = p.tier;
+  l.n = d.n;
+  l.measured_us = measured ? us : -1;
+  l.fallback = p.fallback;
+  l.explored = l.explanation && l.explanation->explored;
+  if (log().should_log(spdlog::level::debug)) log().debug("{}", last_decision().to_string());
+}
+
+void check_device_option(Runtime& rt, int device, const std::string& name) {
+  const GpuStatus& g = rt.gpu();
+  if (g.usable && device != g.selected)
+    throw InvalidArgument(name + ": device " + std::to_string(device) + " requested, but this runtime uses device " +
+                          std::to_string(g.selected) + " (start veda with Config::device(" +
+                          std::to_string(device) + "))");
+}
+
+tbb::task_arena& cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
+void parallel_done(Runtime& rt) noexcept { rt.state().cpu_executor->note_parallel_end(); }
+
+Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why) {
+  RuntimeState& st = rt.state();
+  st.oom_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  log_once(spdlog::level::warn, "oom-fallback:" + p.site->name(),
+           "'" + p.site->name() + "': " + why + "; running on the CPU (result is identical)");
+  CallDesc cpu = d;
+  cpu.placement = Placement::Cpu;
+  cpu.strict = false;
+  Plan q = begin_call(rt, *p.site, cpu);
+  q.fallback = true;
+  return q;
+}
+
+}  // namespace veda::detail

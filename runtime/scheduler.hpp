@@ -1,0 +1,113 @@
+// Scheduler state behind begin_call/end_call (include/veda/detail/dispatch.hpp).
+//
+// A Site is one wrapped function or op. Per element-type signature it keeps
+// a TypeSlot; per (log2 size bucket, operand residency, workers idle or not)
+// a BucketState with the measured history of each tier, the exploration
+// count, the cached decision for each placement mask, and the explanation of
+// the latest decision. Sites and buckets live for the whole process (they
+// are keyed by runtime generation, so a new runtime starts learning afresh),
+// which lets the thread's last-decision record hold plain pointers.
+//
+// Hot path: a settled bucket's decision is one atomic load; samples are added
+// under try_lock so concurrent callers never wait for each other.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "runtime/cost_model.hpp"
+#include "veda/detail/dispatch.hpp"
+
+namespace veda::detail {
+
+// The last 16 kept measurements of one tier in one bucket. The first sample
+// (cold caches, first launch, lazy loading) is dropped.
+class TierSamples {
+ public:
+  static constexpr int kRing = 16;
+  void add(double us, double n);
+  int count() const noexcept { return count_; }
+  // Median of measured / (a + b * n): how far the analytic line is off.
+  double correction(double a, double b) const;
+  void reset() noexcept { *this = TierSamples{}; }
+
+ private:
+  std::array<float, kRing> us_{}, n_{};
+  std::uint8_t next_ = 0, count_ = 0;
+  bool warmed_ = false;
+};
+
+struct Explanation {
+  std::vector<Estimate> estimates;
+  std::string reason;
+  Tier chosen = Tier::Serial;
+  bool explored = false;
+};
+
+// Placement masks: which devices a call may use.
+enum Mask : std::uint8_t { kAnyDevice = 0, kCpuOnly = 1, kGpuOnly = 2, kMasks = 3 };
+
+class BucketState {
+ public:
+  std::mutex mu;
+  std::uint64_t generation = 0;                 // guarded by mu
+  std::array<TierSamples, kTierCount> samples;  // guarded by mu
+  std::array<std::uint8_t, kTierCount> explored{};
+  std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
+  // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
+  std::array<std::atomic<std::uint64_t>, kMasks> cached{};
+  std::atomic<std::uint32_t> calls{0};
+  void reset(std::uint64_t generation);
+};
+
+class TypeSlot {
+ public:
+  static constexpr int kBuckets = 64, kResidency = 3, kIdle = 2;
+  ~TypeSlot();
+  BucketState& bucket(int log2n, int residency, int idle);
+  std::atomic<float> cpu_ns_per_elem{0};  // learned from serial runs on cached data
+
+ private:
+  std::array<std::atomic<BucketState*>, kBuckets * kResidency * kIdle> buckets_{};
+};
+
+class Site {
+ public:
+  Site(std::string name, OpClass op, std::uint32_t tiers, CostHint hint)
+      : name_(std::move(name)), op_(op), tiers_(tiers), hint_(hint) {}
+  ~Site();
+  const std::string& name() const noexcept { return name_; }
+  OpClass op() const noexcept { return op_; }
+  std::uint32_t tiers() const noexcept { return tiers_; }
+  const CostHint& hint() const noexcept { return hint_; }
+  TypeSlot& slot(const void* type_key);
+
+ private:
+  static constexpr int kSlots = 8;
+  std::string name_;
+  OpClass op_;
+  std::uint32_t tiers_;
+  CostHint hint_;
+  std::mutex mu_;
+  std::array<std::atomic<const void*>, kSlots> keys_{};
+  std::array<std::atomic<TypeSlot*>, kSlots> slots_{};
+};
+
+// The calling thread's latest call, for veda::last_decision().
+struct LastCall {
+  Site* site = nullptr;
+  BucketState* bucket = nullptr;
+  std::shared_ptr<const Explanation> explanation;  // set by slow-path decisions
+  std::uint8_t mask = 0;
+  Tier tier = Tier::Serial;
+  std::size_t n = 0;
+  double measured_us = -1;
+  bool fallback = false;
+  bool explored = false;
+};
+LastCall& last_call() noexcept;
+
+}  // namespace veda::detail

@@ -1,0 +1,119 @@
+// Decision text, the thread's last decision, ScopedPlacement, tier names.
+#include <cstdio>
+#include <sstream>
+
+#include "runtime/scheduler.hpp"
+#include "veda/decision.hpp"
+
+namespace veda {
+namespace detail {
+namespace {
+thread_local Placement t_scoped = Placement::Auto;
+}
+Placement scoped_placement() noexcept { return t_scoped; }
+
+const char* tier_name(Tier t) noexcept {
+  switch (t) {
+    case Tier::Serial: return "serial";
+    case Tier::TbbStatic: return "tbb-static";
+    case Tier::TbbAuto: return "tbb-auto";
+    case Tier::Cuda: return "cuda";
+    case Tier::CudaStreamed: return "cuda-streamed";
+    case Tier::CpuImpl: return "cpu";
+    case Tier::CudaImpl: return "cuda";
+    case Tier::CpuReference: return "cpu-reference";
+    case Tier::CpuBlas: return "cpu-blas";
+    case Tier::CpuTiled: return "cpu-tiled";
+    case Tier::GpuTiled: return "gpu-tiled";
+    case Tier::GpuCublas: return "gpu-cublas";
+    case Tier::GpuCublasTf32: return "gpu-cublas-tf32";
+    case Tier::GpuCublasLtFused: return "gpu-cublaslt-fused";
+    case Tier::GpuUnfused: return "gpu-unfused";
+    case Tier::Count: break;
+  }
+  return "?";
+}
+
+Device tier_device(Tier t) noexcept {
+  switch (t) {
+    case Tier::Cuda:
+    case Tier::CudaStreamed:
+    case Tier::CudaImpl:
+    case Tier::GpuTiled:
+    case Tier::GpuCublas:
+    case Tier::GpuCublasTf32:
+    case Tier::GpuCublasLtFused:
+    case Tier::GpuUnfused:
+      return Device::Gpu;
+    default:
+      return Device::Cpu;
+  }
+}
+}  // namespace detail
+
+ScopedPlacement::ScopedPlacement(Placement p) noexcept : previous_(detail::t_scoped) {
+  detail::t_scoped = p;
+}
+ScopedPlacement::~ScopedPlacement() { detail::t_scoped = previous_; }
+
+std::string Decision::to_string() const {
+  std::ostringstream os;
+  os << (name.empty() ? "(unnamed)" : name) << " n=";
+  for (std::size_t i = 0; i < sizes.size(); ++i) os << (i ? "x" : "") << sizes[i];
+  os << " -> " << veda::to_string(device) << "/" << tier << ": " << reason;
+  char buf[96];
+  if (measured_us >= 0)
+    std::snprintf(buf, sizeof buf, " [predicted %.3g us, measured %.3g us]", predicted_us, measured_us);
+  else
+    std::snprintf(buf, sizeof buf, " [predicted %.3g us]", predicted_us);
+  os << buf;
+  if (!candidates.empty()) {
+    os << " {";
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const auto& c = candidates[i];
+      std::snprintf(buf, sizeof buf, "%s%s %.3g us%s", i ? ", " : "", c.tier.c_str(), c.predicted_us,
+                    c.from_history ? " (measured)" : "");
+      os << buf;
+      if (!c.eligible) os << " (ineligible: " << c.note << ")";
+    }
+    os << "}";
+  }
+  for (const auto& s : segments) os << "\n  segment: " << s.to_string();
+  return os.str();
+}
+
+Decision last_decision() {
+  const detail::LastCall& l = detail::last_call();
+  Decision d;
+  if (!l.site) return d;
+  d.name = l.site->name();
+  d.sizes = {l.n};
+  d.tier = detail::tier_name(l.tier);
+  d.device = detail::tier_device(l.tier);
+  d.measured_us = l.measured_us;
+  std::shared_ptr<const detail::Explanation> e = l.explanation;
+  if (!e) {
+    std::lock_guard lock(l.bucket->mu);
+    e = l.bucket->explanation[l.mask];
+  }
+  if (e) {
+    d.reason = e->reason;
+    d.explored = l.explored;
+    for (const auto& est : e->estimates) {
+      Candidate c;
+      c.tier = detail::tier_name(est.tier);
+      c.device = detail::tier_device(est.tier);
+      c.predicted_us = est.total_us;
+      c.transfer_us = est.transfer_us;
+      c.from_history = est.from_history;
+      c.eligible = est.eligible;
+      c.note = est.note;
+      if (est.tier == l.tier) d.predicted_us = est.total_us;
+      d.candidates.push_back(std::move(c));
+    }
+  }
+  if (l.fallback) d.reason = "device out of memory: fell back to CPU; " + d.reason;
+  return d;
+}
+
+}  // namespace veda

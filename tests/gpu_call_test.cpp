@@ -1,0 +1,221 @@
+// Contract: veda::gpu wrapped calls give exactly what a plain loop gives, for
+// every length (0, 1, 7, 4097, 10^6+3) and argument kind (vector, span,
+// Array, broadcast scalars), with any placement; mismatched lengths throw
+// before any work; exceptions from f reach the caller; decisions explain
+// themselves and forcing is honoured. This file is compiled by nvcc in the
+// CUDA configuration (so the call sites have a GPU candidate) and by the
+// host compiler otherwise: the same checks run against each backend.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "veda/gpu.hpp"
+
+namespace {
+const std::size_t kLengths[] = {0, 1, 7, 4097, 1000003};
+
+std::vector<float> ramp(std::size_t n, float scale) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(i % 1013) - 3.0f;
+  return v;
+}
+
+struct Runtime {
+  explicit Runtime(veda::Config c = veda::Config::builder().calibration(veda::CalibrationMode::Off).build()) {
+    veda::init(c);
+  }
+  ~Runtime() { veda::shutdown(); }
+};
+}  // namespace
+
+TEST_CASE("saxpy equals a plain loop for every length") {
+  Runtime rt;
+  auto saxpy = veda::gpu([] VEDA_FN(float a, float x, float y) { return a * x + y; }, {.name = "saxpy"});
+  for (std::size_t n : kLengths) {
+    CAPTURE(n);
+    const auto x = ramp(n, 0.5f), y = ramp(n, 2.0f);
+    std::vector<float> expect(n);
+    for (std::size_t i = 0; i < n; ++i) expect[i] = 2.0f * x[i] + y[i];
+    for (int rep = 0; rep < 6; ++rep) CHECK(saxpy(2.0f, x, y) == expect);  // learning changes tiers
+    CHECK(saxpy(2.0f, std::span<const float>(x), std::span<const float>(y)) == expect);
+    veda::Array<float> ax(x), ay(y);
+    veda::Array<float> r = saxpy(2.0f, ax, ay);
+    CHECK(r.size() == n);
+    CHECK(r.to_vector() == expect);
+  }
+}
+
+TEST_CASE("transcendental and integer maps equal plain loops") {
+  Runtime rt;
+  auto wave = veda::gpu([] VEDA_FN(double x) { return std::exp(-x * x) * std::sin(3.0 * x); });
+  auto mix = veda::gpu([] VEDA_FN(std::int32_t a, std::int64_t b) { return static_cast<std::int64_t>(a) * 3 - b; });
+  for (std::size_t n : kLengths) {
+    CAPTURE(n);
+    std::vector<double> x(n);
+    std::vector<std::int32_t> a(n);
+    std::vector<std::int64_t> b(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = static_cast<double>(i % 977) * 0.01 - 4.0;
+      a[i] = static_cast<std::int32_t>(i * 7 % 100003);
+      b[i] = static_cast<std::int64_t>(i) - 5;
+    }
+    std::vector<double> ew(n);
+    std::vector<std::int64_t> em(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ew[i] = std::exp(-x[i] * x[i]) * std::sin(3.0 * x[i]);
+      em[i] = static_cast<std::int64_t>(a[i]) * 3 - b[i];
+    }
+    const auto w = wave(x);
+    bool close = w.size() == n;
+    for (std::size_t i = 0; close && i < n; ++i) close = std::abs(w[i] - ew[i]) <= 1e-12 * (1 + std::abs(ew[i]));
+    CHECK(close);
+    CHECK(mix(a, b) == em);
+  }
+}
+
+TEST_CASE("only scalars: an inline call") {
+  Runtime rt;
+  auto add = veda::gpu([] VEDA_FN(int a, int b) { return a + b; });
+  CHECK(add(2, 3) == 5);
+}
+
+TEST_CASE("mismatched lengths throw before any work") {
+  Runtime rt;
+  int calls = 0;
+  auto f = veda::gpu([&calls](float x, float y) {
+    ++calls;
+    return x + y;
+  });
+  std::vector<float> a(5), b(4);
+  CHECK_THROWS_WITH_AS(f(a, b), doctest::Contains("argument 2 has 4 elements but argument 1 has 5"),
+                       veda::InvalidArgument);
+  std::vector<float> out{9, 9};
+  CHECK_THROWS_AS(f.into(out, a, b), veda::InvalidArgument);
+  CHECK(out == std::vector<float>{9, 9});
+  std::vector<float> small(3);
+  CHECK_THROWS_AS(f.into(std::span<float>(small), a, a), veda::InvalidArgument);
+  CHECK(calls == 0);
+}
+
+TEST_CASE("into writes a vector, a span or an Array") {
+  Runtime rt;
+  auto twice = veda::gpu([] VEDA_FN(float x) { return 2 * x; });
+  const auto x = ramp(4097, 1.0f);
+  std::vector<float> expect(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) expect[i] = 2 * x[i];
+  std::vector<float> v;
+  twice.into(v, x);
+  CHECK(v == expect);
+  std::vector<float> storage(x.size());
+  twice.into(std::span<float>(storage), x);
+  CHECK(storage == expect);
+  veda::Array<float> arr(17, 241);  // 4097 elements
+  twice.into(arr, x);
+  CHECK(arr.to_vector() == expect);
+  CHECK(arr.rows() == 17);
+  CHECK_THROWS_AS(twice.into(arr, std::vector<float>(5)), veda::InvalidArgument);
+}
+
+TEST_CASE("an exception from f reaches the caller and leaves outputs untouched") {
+  Runtime rt;
+  auto risky = veda::gpu([](float x) {
+    if (x > 1000.0f) throw std::runtime_error("too big");
+    return x + 1;
+  });
+  std::vector<float> x(100000, 1.0f);
+  x[77777] = 5000.0f;
+  for (auto placement : {veda::Placement::Cpu, veda::Placement::Auto}) {
+    veda::ScopedPlacement scope(placement);
+    for (int rep = 0; rep < 4; ++rep) {  // serial and parallel tiers
+      std::vector<float> out(100000, -1.0f);
+      CHECK_THROWS_WITH_AS(risky.into(out, x), "too big", std::runtime_error);
+      CHECK(out[0] == -1.0f);
+      CHECK(out[99999] == -1.0f);
+    }
+  }
+  x[77777] = 0;
+  CHECK(risky(x)[77777] == 1.0f);  // still usable
+}
+
+TEST_CASE("decisions explain themselves") {
+  Runtime rt;
+  auto inc = veda::gpu([] VEDA_FN(float x) { return x + 1; }, {.name = "inc"});
+  (void)inc(std::vector<float>(10));
+  const veda::Decision d = veda::last_decision();
+  CHECK(d.name == "inc");
+  CHECK(d.sizes == std::vector<std::size_t>{10});
+  CHECK(d.device == veda::Device::Cpu);
+  CHECK(d.tier == "serial");
+  CHECK(d.measured_us >= 0);
+  CHECK(d.candidates.size() >= 3);
+  CHECK(d.reason.find("below TBB break-even") != std::string::npos);
+  if (!veda::get_runtime().gpu_usable()) CHECK(d.reason.find("no usable GPU") != std::string::npos);
+  CHECK_FALSE(d.to_string().empty());
+}
+
+TEST_CASE("forcing the CPU: config, environment, call option, scope; identical results") {
+  const auto x = ramp(300001, 0.25f);
+  auto sq = veda::gpu([] VEDA_FN(float v) { return v * v; }, {.name = "sq"});
+  std::vector<float> expect(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) expect[i] = x[i] * x[i];
+  {
+    Runtime rt(veda::Config::builder().gpu(false).calibration(veda::CalibrationMode::Off).build());
+    CHECK(sq(x) == expect);
+    CHECK(veda::last_decision().reason.rfind("forced to CPU by config (gpu(false))", 0) == 0);
+  }
+  {
+    setenv("VEDA_GPU", "0", 1);
+    Runtime rt;
+    unsetenv("VEDA_GPU");
+    CHECK(sq(x) == expect);
+    CHECK(veda::last_decision().reason.rfind("forced to CPU by VEDA_GPU=0", 0) == 0);
+  }
+  Runtime rt;
+  auto forced = veda::gpu([] VEDA_FN(float v) { return v * v; }, {.placement = veda::Placement::Cpu, .name = "sq-cpu"});
+  CHECK(forced(x) == expect);
+  CHECK(veda::last_decision().reason.rfind("forced to CPU by placement option", 0) == 0);
+  {
+    veda::ScopedPlacement scope(veda::Placement::Cpu);
+    CHECK(sq(x) == expect);
+    CHECK(veda::last_decision().reason.rfind("forced to CPU by ScopedPlacement", 0) == 0);
+    CHECK(veda::last_decision().device == veda::Device::Cpu);
+  }
+  CHECK(sq(x) == expect);
+}
+
+TEST_CASE("placement Gpu without a usable GPU: logged fallback, or an error when strict") {
+  Runtime rt;
+  if (veda::get_runtime().gpu_usable()) return;  // covered by the gpu-labelled tests
+  auto on_gpu = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.placement = veda::Placement::Gpu, .name = "want-gpu"});
+  CHECK(on_gpu(std::vector<float>{1, 2}) == std::vector<float>{2, 3});
+  const auto d = veda::last_decision();
+  CHECK(d.device == veda::Device::Cpu);
+  CHECK(d.reason.rfind("placement Gpu but", 0) == 0);
+  CHECK(d.reason.find("fell back to CPU") != std::string::npos);
+  auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; },
+                          {.placement = veda::Placement::Gpu, .strict = true, .name = "strict"});
+  CHECK_THROWS_AS(strict(std::vector<float>{1}), veda::DeviceError);
+}
+
+TEST_CASE("many threads call one wrapped function at once") {
+  Runtime rt;
+  auto f = veda::gpu([] VEDA_FN(int a, int b) { return a * 2 + b; }, {.name = "shared"});
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 50; ++rep) {
+        const std::size_t n = static_cast<std::size_t>(1 + (t * 977 + rep * 131) % 50000);
+        std::vector<int> a(n, t), b(n, rep);
+        const auto r = f(a, b);
+        if (r.size() != n || r[n - 1] != 2 * t + rep) ++wrong;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+}
