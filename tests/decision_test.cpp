@@ -1,0 +1,205 @@
+// Contract: decisions are a pure function of (profile, request, history).
+// With synthetic profiles checked in under tests/data — this 2-core CPU, and
+// the same CPU with an H100 from its datasheet — tiny maps run serially, mid
+// sizes on oneTBB, large device-resident data on the GPU, large host-only
+// but transfer-bound maps on the CPU, compute-heavy ones on the GPU despite
+// transfers; forcing rules lead the reason; history outranks the model and
+// exploration is bounded; deterministic mode never explores.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "runtime/cost_model.hpp"
+
+using namespace veda::detail;
+
+namespace {
+MachineProfile profile(const char* file) {
+  std::ifstream in(std::string(VEDA_TEST_DATA) + "/" + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return MachineProfile::from_json(ss.str());
+}
+
+constexpr std::uint32_t kMap = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) |
+                               tier_bit(Tier::Cuda) | tier_bit(Tier::CudaStreamed);
+
+// A saxpy-shaped map over host vectors: 2 float inputs, a float result.
+CostRequest saxpy(std::size_t n, bool gpu) {
+  CostRequest r;
+  r.tiers = kMap;
+  r.n = n;
+  r.bytes_per_elem = 12;
+  r.h2d_bytes = 8 * n;
+  r.d2h_bytes = 4 * n;
+  r.threads = 2;
+  r.gpu_ok = gpu;
+  r.gpu_note = gpu ? "" : "no usable GPU: no NVIDIA driver";
+  return r;
+}
+
+Choice decide(const MachineProfile& p, const CostRequest& r, const ChoiceContext& ctx = {},
+              const HistoryView* h = nullptr) {
+  return choose(estimate(p, r), h, ctx);
+}
+
+bool starts(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("tiny maps run serially, below the TBB break-even") {
+  for (const char* f : {"profile_cpu_2core.json", "profile_h100.json"}) {
+    const auto p = profile(f);
+    for (std::size_t n : {0, 1, 16, 100, 1000}) {
+      const Choice c = decide(p, saxpy(n, p.gpu.present));
+      CHECK(c.tier == Tier::Serial);
+      CHECK(starts(c.reason, "below TBB break-even"));
+      CHECK(c.settled);
+    }
+  }
+}
+
+TEST_CASE("mid sizes run on oneTBB") {
+  const auto p = profile("profile_cpu_2core.json");
+  const Choice c = decide(p, saxpy(std::size_t{1} << 22, false));
+  CHECK(c.tier == Tier::TbbStatic);
+  CHECK(starts(c.reason, "above TBB break-even"));
+  CHECK(has(c.reason, "no usable GPU"));
+}
+
+TEST_CASE("large device-resident data runs on the GPU") {
+  const auto p = profile("profile_h100.json");
+  CostRequest r = saxpy(std::size_t{1} << 24, true);
+  r.h2d_bytes = r.d2h_bytes = 0;  // inputs valid on the device, result stays there
+  ChoiceContext ctx;
+  ctx.all_on_device = true;
+  const Choice c = decide(p, r, ctx);
+  CHECK(c.tier == Tier::Cuda);
+  CHECK(c.reason == "data resident on device");
+}
+
+TEST_CASE("large host-only but transfer-bound maps stay on the CPU") {
+  const auto p = profile("profile_h100.json");
+  const Choice c = decide(p, saxpy(std::size_t{1} << 24, true));
+  CHECK(tier_device(c.tier) == veda::Device::Cpu);
+  CHECK(has(c.reason, "transfer-bound"));
+}
+
+TEST_CASE("compute-heavy host maps go to the GPU despite transfers") {
+  const auto p = profile("profile_h100.json");
+  CostRequest r = saxpy(std::size_t{1} << 24, true);
+  r.flops_per_elem = 200;
+  const Choice c = decide(p, r);
+  CHECK(tier_device(c.tier) == veda::Device::Gpu);
+  CHECK(starts(c.reason, "GPU fastest including transfers"));
+}
+
+TEST_CASE("without a usable GPU the GPU tiers are ineligible and say why") {
+  const auto p = profile("profile_h100.json");
+  CostRequest r = saxpy(std::size_t{1} << 24, false);
+  r.flops_per_elem = 200;
+  const Choice c = decide(p, r);
+  CHECK(tier_device(c.tier) == veda::Device::Cpu);
+  for (const auto& e : c.estimates)
+    if (tier_device(e.tier) == veda::Device::Gpu) {
+      CHECK_FALSE(e.eligible);
+      CHECK(e.note == "no usable GPU: no NVIDIA driver");
+    }
+  CHECK(has(c.reason, "no usable GPU: no NVIDIA driver"));
+}
+
+TEST_CASE("forcing rules lead the reason") {
+  const auto p = profile("profile_h100.json");
+  SUBCASE("forced to CPU") {
+    CostRequest r = saxpy(std::size_t{1} << 24, false);
+    r.flops_per_elem = 200;  // the GPU would win
+    r.gpu_note = "CPU placement forced";
+    ChoiceContext ctx;
+    ctx.forced = "forced to CPU by config (gpu(false))";
+    const Choice c = decide(p, r, ctx);
+    CHECK(tier_device(c.tier) == veda::Device::Cpu);
+    CHECK(starts(c.reason, "forced to CPU by config (gpu(false)); above TBB break-even"));
+  }
+  SUBCASE("forced to GPU") {
+    CostRequest r = saxpy(16, true);  // the CPU would win
+    r.cpu_ok = false;
+    r.cpu_note = "GPU placement forced";
+    ChoiceContext ctx;
+    ctx.forced = "forced to GPU by placement option";
+    const Choice c = decide(p, r, ctx);
+    CHECK(c.tier == Tier::Cuda);
+    CHECK(starts(c.reason, "forced to GPU by placement option"));
+  }
+}
+
+TEST_CASE("one CPU thread: the TBB tiers are ineligible") {
+  const auto p = profile("profile_cpu_2core.json");
+  CostRequest r = saxpy(std::size_t{1} << 22, false);
+  r.threads = 1;
+  const Choice c = decide(p, r);
+  CHECK(c.tier == Tier::Serial);
+  CHECK(starts(c.reason, "serial (one CPU thread)"));
+}
+
+TEST_CASE("workers gone idle: the wake-up moves the break-even up") {
+  const auto p = profile("profile_cpu_2core.json");
+  CostRequest r = saxpy(std::size_t{1} << 14, false);
+  r.bytes_per_elem = 12;
+  r.cpu_ns_per_elem = 2.0;  // a heavier element: parallel wins when warm
+  CHECK(decide(p, r).tier == Tier::TbbStatic);
+  r.idle_us = 50000;  // slept for 50 ms
+  CHECK(decide(p, r).tier == Tier::Serial);
+}
+
+TEST_CASE("history outranks the analytic estimate") {
+  const auto p = profile("profile_cpu_2core.json");
+  const CostRequest r = saxpy(std::size_t{1} << 22, false);
+  HistoryView h{};
+  h[static_cast<int>(Tier::Serial)] = {4, 1.0, 0};
+  h[static_cast<int>(Tier::TbbStatic)] = {4, 3.0, 0};  // measured 3x slower than predicted
+  h[static_cast<int>(Tier::TbbAuto)] = {4, 3.0, 0};
+  const Choice c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::Serial);
+  CHECK(has(c.reason, "(measured)"));
+  CHECK(c.settled);
+}
+
+TEST_CASE("exploration: unmeasured tiers within 30% are tried a bounded number of times") {
+  const auto p = profile("profile_cpu_2core.json");
+  const CostRequest r = saxpy(std::size_t{1} << 22, false);  // tbb-static best, tbb-auto close
+  HistoryView h{};
+  h[static_cast<int>(Tier::TbbStatic)] = {3, 1.0, 0};
+  h[static_cast<int>(Tier::Serial)] = {3, 1.0, 0};
+  Choice c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbAuto);
+  CHECK(c.explored);
+  CHECK_FALSE(c.settled);
+  CHECK(starts(c.reason, "exploring tbb-auto"));
+  h[static_cast<int>(Tier::TbbAuto)].explored = kMaxExplore;  // budget spent
+  c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbStatic);
+  CHECK_FALSE(c.explored);
+}
+
+TEST_CASE("tiers far from the best are never explored") {
+  const auto p = profile("profile_cpu_2core.json");
+  HistoryView h{};
+  h[static_cast<int>(Tier::Serial)] = {3, 1.0, 0};
+  const Choice c = decide(p, saxpy(16, false), {}, &h);  // TBB predicted >> serial
+  CHECK(c.tier == Tier::Serial);
+  CHECK_FALSE(c.explored);
+  CHECK(c.settled);
+}
+
+TEST_CASE("deterministic mode ignores history and never explores") {
+  const auto p = profile("profile_cpu_2core.json");
+  HistoryView h{};
+  h[static_cast<int>(Tier::TbbStatic)] = {4, 100.0, 0};
+  ChoiceContext ctx;
+  ctx.deterministic = true;
+  const Choice c = decide(p, saxpy(std::size_t{1} << 22, false), ctx, &h);
+  CHECK(c.tier == Tier::TbbStatic);  // the model's choice, as if no history
+  CHECK_FALSE(c.explored);
+  CHECK(c.settled);
+}

@@ -1,0 +1,138 @@
+// Contract: the scheduler learns. Starting from a deliberately wrong profile
+// (it claims oneTBB costs nothing), measured history overrides it within a
+// few calls; exploration is bounded; a settled bucket is served from the
+// cached decision; one outlier does not flush the history; deterministic
+// mode freezes exploration and history. Timings are injected through
+// end_call, so the test is exact and fast.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "runtime/scheduler.hpp"
+#include "veda/runtime.hpp"
+
+using namespace veda::detail;
+
+namespace {
+std::string wrong_profile() {
+  const std::string path = std::filesystem::temp_directory_path() / "veda-wrong-profile.json";
+  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
+    "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
+    "tbb_static_us":0.001,"tbb_auto_us":0.001,"tbb_wake_us":0.001,"tbb_idle_us":1e9},"gpu":{"present":false}})";
+  return path;
+}
+
+const char kTag = 0;
+constexpr std::uint32_t kCpuTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto);
+
+CallDesc desc(std::size_t n) {
+  CallDesc d;
+  d.n = n;
+  d.type_key = &kTag;
+  d.bytes_per_elem = 12;
+  return d;
+}
+
+// The truth on this imaginary machine: serial 1 us, any oneTBB tier 40 us.
+std::int64_t truth(Tier t) { return t == Tier::Serial ? 1000 : 40000; }
+}  // namespace
+
+TEST_CASE("history overrides a wrong profile within a few calls, with bounded exploration") {
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "learning", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(1000);
+  std::map<Tier, int> runs;
+  Plan first = begin_call(rt, site, d);
+  CHECK(first.tier != Tier::Serial);  // the wrong profile's choice
+  end_call(rt, first, d, true, truth(first.tier));
+  ++runs[first.tier];
+  int last_tbb_call = 0;
+  for (int call = 1; call < 200; ++call) {
+    Plan p = begin_call(rt, site, d);
+    if (p.tier != Tier::Serial) last_tbb_call = call;
+    ++runs[p.tier];
+    end_call(rt, p, d, true, truth(p.tier));
+  }
+  CHECK(last_tbb_call < 16);  // learned within a few calls...
+  const int per_tier_bound = 1 + kMinSamples + kMaxExplore;
+  CHECK(runs[Tier::TbbStatic] <= per_tier_bound);  // ...and exploration stayed bounded
+  CHECK(runs[Tier::TbbAuto] <= per_tier_bound);
+  const veda::Decision dec = veda::last_decision();
+  CHECK(dec.tier == "serial");
+  CHECK(dec.name == "learning");
+  CHECK(dec.measured_us == doctest::Approx(1.0));
+  CHECK(dec.reason.find("(measured)") != std::string::npos);
+  // Settled: the decision comes from the cache (no timing synchronisation).
+  const Plan cached = begin_call(rt, site, d);
+  CHECK(cached.tier == Tier::Serial);
+  CHECK_FALSE(cached.sync_for_timing);
+  end_call(rt, cached, d, true, 1000);
+  veda::shutdown();
+}
+
+TEST_CASE("one outlier does not flush the history") {
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "outlier", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(1000);
+  for (int call = 0; call < 60; ++call) {
+    Plan p = begin_call(rt, site, d);
+    end_call(rt, p, d, true, truth(p.tier));
+  }
+  Plan p = begin_call(rt, site, d);
+  REQUIRE(p.tier == Tier::Serial);
+  end_call(rt, p, d, true, 5'000'000);  // a 5 ms hiccup
+  for (int call = 0; call < 130; ++call) {  // spans two re-decisions
+    Plan q = begin_call(rt, site, d);
+    CHECK(q.tier == Tier::Serial);
+    end_call(rt, q, d, true, truth(q.tier));
+  }
+  veda::shutdown();
+}
+
+TEST_CASE("a new runtime starts learning afresh") {
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
+  Site& site = *site_for(&kTag, "generations", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(1000);
+  for (int call = 0; call < 40; ++call) {
+    Plan p = begin_call(veda::get_runtime(), site, d);
+    end_call(veda::get_runtime(), p, d, true, truth(p.tier));
+  }
+  CHECK(begin_call(veda::get_runtime(), site, d).tier == Tier::Serial);
+  veda::shutdown();
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
+  CHECK(begin_call(veda::get_runtime(), site, d).tier != Tier::Serial);  // history was for the old runtime
+  veda::shutdown();
+}
+
+TEST_CASE("deterministic mode freezes exploration and history") {
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).deterministic(7).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "deterministic", OpClass::Map, kCpuTiers, {});
+  std::vector<Tier> seq;
+  for (std::size_t n : {10, 1000, 100000, 1000, 10}) {
+    for (int call = 0; call < 10; ++call) {
+      const CallDesc d = desc(n);
+      Plan p = begin_call(rt, site, d);
+      seq.push_back(p.tier);
+      end_call(rt, p, d, true, truth(p.tier));
+      CHECK_FALSE(veda::last_decision().explored);
+    }
+  }
+  veda::shutdown();
+  // The same program again gives the same decision sequence.
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).deterministic(7).build());
+  std::vector<Tier> again;
+  for (std::size_t n : {10, 1000, 100000, 1000, 10})
+    for (int call = 0; call < 10; ++call) {
+      const CallDesc d = desc(n);
+      Plan p = begin_call(veda::get_runtime(), site, d);
+      again.push_back(p.tier);
+      end_call(veda::get_runtime(), p, d, true, 123);
+    }
+  CHECK(again == seq);
+  veda::shutdown();
+}
