@@ -270,11 +270,12 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   if (packed != 0 && (packed >> 8) == st.generation && (calls & 63) != 63) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     p.sync_for_timing = false;
+    p.t0 = now;  // deciding cost an atomic load: time from the start
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us, p);
+    p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
   p.grain = grain_for(st, slot, d, p.tier);
-  p.t0 = now;
   return p;
 }
 
