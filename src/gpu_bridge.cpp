@@ -7,6 +7,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/cuda_device.hpp"
+#include "backends/cuda/reduce_ops.hpp"
 #include "backends/cuda/stream_pipeline.hpp"
 #include "runtime/runtime_state.hpp"
 #include "veda/runtime.hpp"
@@ -41,6 +42,11 @@ void copy_out(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* 
 }
 void synchronize(Runtime& rt, void* s) { dev(rt).synchronize(s); }
 void check_launch(const char* what) { cuda::check(cudaGetLastError(), what); }
+
+void reduce_builtin(Runtime& rt, ReduceKind kind, ScalarType type, const void* in, std::size_t n,
+                    void* host_result, void* s) {
+  cuda::reduce_builtin(kind, type, in, n, host_result, dev(rt), static_cast<cudaStream_t>(s));
+}
 
 void pipelined_map(Runtime& rt, const StreamInput* inputs, std::size_t n_inputs, void* host_out,
                    std::size_t out_elem_bytes, std::size_t n, ChunkLaunch launch, void* ctx) {

@@ -40,27 +40,8 @@
 #include "veda/detail/call_scope.hpp"
 #include "veda/detail/dispatch.hpp"
 #include "veda/detail/map_args.hpp"
+#include "veda/detail/site_mode.hpp"
 #include "veda/runtime.hpp"
-
-// VEDA_FN marks a lambda or function callable on the device when the file is
-// compiled by nvcc; it is empty for the host compiler.
-#if defined(__CUDACC__)
-#define VEDA_FN __host__ __device__
-#else
-#define VEDA_FN
-#endif
-
-// Call sites compiled by nvcc get GPU candidates; the inline namespace keeps
-// host- and nvcc-compiled instantiations distinct (no ODR clash).
-#if VEDA_HAS_CUDA && defined(__CUDACC__)
-#define VEDA_GPU_SITE 1
-#define VEDA_TU_NS nvcc_tu
-#include "veda/detail/gpu_bridge.hpp"
-#include "veda/detail/map_kernels.hpp"
-#else
-#define VEDA_GPU_SITE 0
-#define VEDA_TU_NS host_tu
-#endif
 
 namespace veda {
 
@@ -306,8 +287,9 @@ class GpuFunction {
   };
   template <std::size_t I, class... A>
   static constexpr std::size_t ranges_before() {
-    std::size_t k = 0, i = 0;
-    ((i++ < I && detail::is_range_v<A> ? ++k : k), ...);
+    constexpr bool range[] = {detail::is_range_v<A>..., false};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i != I; ++i) k += range[i] ? 1 : 0;  // != : no "i < 0" warning
     return k;
   }
   template <class R, class... A, std::size_t... I>

@@ -11,4 +11,5 @@
 #include "veda/gpu.hpp"
 #include "veda/gpu_kernel.hpp"
 #include "veda/memory_stats.hpp"
+#include "veda/reduce.hpp"
 #include "veda/runtime.hpp"

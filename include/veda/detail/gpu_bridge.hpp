@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "veda/detail/buffer.hpp"
+#include "veda/detail/reduce_kind.hpp"
 
 namespace veda {
 class Runtime;
@@ -48,6 +49,10 @@ class DeviceTemp {
   void* s_;
   void* p_;
 };
+
+// Built-in sum/min/max over n device elements into *host_result (synchronous).
+void reduce_builtin(Runtime& rt, ReduceKind kind, ScalarType type, const void* in, std::size_t n,
+                    void* host_result, void* stream);
 
 struct StreamInput {
   const void* host;

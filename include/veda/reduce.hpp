@@ -1,0 +1,207 @@
+// veda/reduce.hpp — reductions that choose their device and tier per call.
+//
+//   double s = veda::sum(x);             // x: vector, span or Array
+//   float lo = veda::min(x), hi = veda::max(x);
+//   auto p = veda::reduce(x, 1.0, [] VEDA_FN (double a, double b) { return a * b; });
+//
+// Contract:
+// - Tiers: serial on the calling thread, oneTBB parallel_reduce (static or
+//   auto partitioner), CUB DeviceReduce on the GPU. sum/min/max of float,
+//   double, (u)int32, (u)int64 and uint8 have a GPU tier from any call site;
+//   reduce() with your operator has one where the call site is compiled by
+//   nvcc and the operator is VEDA_FN.
+// - sum of integers accumulates in 64 bits (sum_t<T>); floats in their type.
+//   The combination order is unspecified, as for std::reduce: op must be
+//   associative and commutative, `identity` its identity element.
+// - min/max of an empty range throw veda::InvalidArgument; sum of an empty
+//   range is 0. min/max propagate NaN: any NaN makes the result NaN; which
+//   zero min(-0.0, +0.0) returns is unspecified.
+// - Deterministic mode (Config::deterministic) fixes the CPU combination tree
+//   independently of the thread count, so float results are bitwise identical
+//   across runs, tiers and thread counts; the GPU tier is CUB's two-phase
+//   reduction, run-to-run deterministic on one GPU.
+//
+// Thread-safety: any number of threads may reduce at once.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "veda/array.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/detail/dispatch.hpp"
+#include "veda/detail/map_args.hpp"
+#include "veda/detail/reduce_cpu.hpp"
+#include "veda/detail/reduce_kind.hpp"
+#include "veda/detail/site_mode.hpp"
+#include "veda/runtime.hpp"
+
+#if VEDA_GPU_SITE
+#include <cub/device/device_reduce.cuh>
+#endif
+
+namespace veda {
+
+struct ReduceOptions {
+  Placement placement = Placement::Auto;
+  bool strict = false;
+  std::string name;  // empty: "sum", "min", "max" or "reduce"
+};
+
+namespace detail {
+constexpr std::uint32_t kReduceTiers =
+    tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda);
+
+template <class Tag>
+Site* reduce_site(const ReduceOptions& o, const char* default_name) {
+  if (o.name.empty()) {
+    static Site* const site = site_for(&typeid(Tag), default_name, OpClass::Reduce, kReduceTiers, {});
+    return site;
+  }
+  return site_for(&typeid(Tag), o.name, OpClass::Reduce, kReduceTiers, {});
+}
+}  // namespace detail
+
+inline namespace VEDA_TU_NS {
+namespace reduce_detail {
+using namespace veda::detail;
+
+#if VEDA_HAS_CUDA
+template <class Acc, class Range, class Op>
+Acc reduce_gpu(Runtime& rt, const Range& r, const Acc& identity, const Op& op, std::optional<ReduceKind> builtin) {
+  namespace gb = gpu_bridge;
+  using T = elem_t<Range>;
+  const std::size_t n = r.size();
+  void* s = gb::stream(rt);
+  std::optional<gb::DeviceTemp> staged;
+  const T* dptr = nullptr;
+  if constexpr (is_array_v<Range>) {
+    dptr = static_cast<const T*>(gb::read(rt, *r.buffer(), s));
+  } else {
+    staged.emplace(rt, n * sizeof(T), s);
+    gb::copy_in(rt, staged->get(), r.data(), n * sizeof(T), s, false);
+    dptr = static_cast<const T*>(staged->get());
+  }
+  Acc result = identity;
+  if (builtin) {
+    gb::reduce_builtin(rt, *builtin, scalar_type_of<T>(), dptr, n, &result, s);
+  } else {
+#if VEDA_GPU_SITE
+    if constexpr (device_callable_v<Op>) {
+      gb::DeviceTemp out(rt, sizeof(Acc), s);
+      std::size_t bytes = 0;
+      cub::DeviceReduce::Reduce(nullptr, bytes, dptr, static_cast<Acc*>(out.get()), n, op, identity,
+                                static_cast<cudaStream_t>(s));
+      gb::DeviceTemp temp(rt, bytes, s);
+      cub::DeviceReduce::Reduce(temp.get(), bytes, dptr, static_cast<Acc*>(out.get()), n, op, identity,
+                                static_cast<cudaStream_t>(s));
+      gb::check_launch("veda::reduce (CUB)");
+      gb::copy_out(rt, &result, out.get(), sizeof(Acc), s, false);
+    }
+#endif
+  }
+  if constexpr (is_array_v<Range>) gb::done(*r.buffer(), s);
+  return result;
+}
+#endif
+
+// builtin: the operator is sum/min/max (GPU tier from libveda); otherwise the
+// GPU tier needs this call site compiled by nvcc and a device-callable op.
+template <class Acc, class Range, class Op>
+Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::optional<ReduceKind> builtin,
+                    const ReduceOptions& o, Site& site) {
+  using T = elem_t<Range>;
+  const std::size_t n = r.size();
+  CallScope scope;
+  Runtime& rt = scope.runtime();
+  CallDesc d;
+  d.n = n;
+  d.type_key = &type_tag<Acc, Range, Op>;
+  d.bytes_per_elem = sizeof(T);
+  bool on_dev = false, on_host = true;
+  if constexpr (is_array_v<Range>) {
+    on_dev = r.valid_on_device();
+    on_host = r.valid_on_host();
+  }
+  d.h2d_bytes = on_dev ? 0 : n * sizeof(T);
+  d.cpu_d2h_bytes = on_host ? 0 : n * sizeof(T);
+  d.any_on_device = d.all_on_device = on_dev;
+  d.gpu_capable = builtin ? (VEDA_HAS_CUDA && scalar_type_of<T>() != ScalarType::Unsupported)
+                          : (VEDA_GPU_SITE && device_callable_v<Op>);
+  d.nvcc_site = builtin.has_value() || VEDA_GPU_SITE;
+  d.placement = o.placement;
+  d.strict = o.strict;
+  Plan p = begin_call(rt, site, d);
+#if VEDA_HAS_CUDA
+  if (tier_device(p.tier) == Device::Gpu && n > 0) {
+    try {
+      const Acc result = reduce_gpu<Acc>(rt, r, identity, op, builtin);
+      end_call(rt, p, d);
+      return result;
+    } catch (const OutOfMemory& e) {
+      p = fallback_to_cpu(rt, p, d, e.what());
+    }
+  }
+#endif
+  if (tier_device(p.tier) == Device::Gpu) p.tier = Tier::Serial;  // n == 0
+  const T* data = n ? host_data(r) : nullptr;
+  const Acc result = run_reduce_cpu(rt, p, rt.config().deterministic(), [data](std::size_t i) { return data[i]; },
+                                    n, identity, op);
+  end_call(rt, p, d);
+  return result;
+}
+
+
+struct SumTag {};
+struct MinTag {};
+struct MaxTag {};
+struct ReduceTag {};
+
+template <class Range>
+void require_range() {
+  static_assert(is_range_v<Range>, "veda reductions take a std::vector, std::span or veda::Array");
+}
+}  // namespace reduce_detail
+
+template <class Range>
+auto sum(const Range& r, const ReduceOptions& o = {}) {
+  reduce_detail::require_range<Range>();
+  using Acc = detail::sum_t<detail::elem_t<Range>>;
+  return reduce_detail::reduce_dispatch<Acc>(r, Acc{0}, std::plus<Acc>{}, detail::ReduceKind::Sum, o,
+                                             *detail::reduce_site<reduce_detail::SumTag>(o, "sum"));
+}
+
+template <class Range>
+auto min(const Range& r, const ReduceOptions& o = {}) {
+  reduce_detail::require_range<Range>();
+  using T = detail::elem_t<Range>;
+  if (r.size() == 0) throw InvalidArgument("veda::min of an empty range");
+  constexpr T id = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::max();
+  return reduce_detail::reduce_dispatch<T>(r, id, detail::NanMin{}, detail::ReduceKind::Min, o,
+                                           *detail::reduce_site<reduce_detail::MinTag>(o, "min"));
+}
+
+template <class Range>
+auto max(const Range& r, const ReduceOptions& o = {}) {
+  reduce_detail::require_range<Range>();
+  using T = detail::elem_t<Range>;
+  if (r.size() == 0) throw InvalidArgument("veda::max of an empty range");
+  constexpr T id = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::lowest();
+  return reduce_detail::reduce_dispatch<T>(r, id, detail::NanMax{}, detail::ReduceKind::Max, o,
+                                           *detail::reduce_site<reduce_detail::MaxTag>(o, "max"));
+}
+
+// `op` must be associative and commutative with `identity` as its identity.
+template <class Range, class T, class Op>
+T reduce(const Range& r, T identity, Op op, const ReduceOptions& o = {}) {
+  reduce_detail::require_range<Range>();
+  return reduce_detail::reduce_dispatch<T>(r, identity, op, std::nullopt, o,
+                                           *detail::reduce_site<std::pair<reduce_detail::ReduceTag, Op>>(o, "reduce"));
+}
+
+}  // namespace VEDA_TU_NS
+}  // namespace veda

@@ -1,0 +1,141 @@
+// Contract: veda::sum/min/max/reduce agree with serial std:: algorithms for
+// every length (0, 1, primes, fewer elements than threads, 10^7+) and tier;
+// integer sums are exact (64-bit), float sums within rounding; min/max of an
+// empty range throw; NaN propagates through min/max; deterministic mode gives
+// bitwise-identical float sums across runs, tiers and thread counts.
+// Compiled by nvcc in the CUDA configuration (GPU candidates) and by the
+// host compiler otherwise.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "veda/reduce.hpp"
+
+namespace {
+const std::size_t kLengths[] = {0, 1, 2, 3, 13, 4093, 65537, 1000003, 10000019};
+
+struct Runtime {
+  explicit Runtime(veda::Config c = veda::Config::builder().calibration(veda::CalibrationMode::Off).build()) {
+    veda::init(c);
+  }
+  ~Runtime() { veda::shutdown(); }
+};
+
+template <class T>
+std::vector<T> data(std::size_t n) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>((i * 2654435761u) % 1000) - static_cast<T>(i % 3 == 0 ? 0 : 0);
+  return v;
+}
+
+std::uint32_t bits(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+}  // namespace
+
+TEST_CASE("integer sums are exact, min and max agree with std::") {
+  Runtime rt;
+  for (std::size_t n : kLengths) {
+    CAPTURE(n);
+    const auto v = data<std::int32_t>(n);
+    for (int rep = 0; rep < 5; ++rep) {
+      CHECK(veda::sum(v) == std::accumulate(v.begin(), v.end(), std::int64_t{0}));
+      if (n) {
+        CHECK(veda::min(v) == *std::min_element(v.begin(), v.end()));
+        CHECK(veda::max(v) == *std::max_element(v.begin(), v.end()));
+      }
+    }
+    const auto u8 = data<std::uint8_t>(n);
+    CHECK(veda::sum(u8) == std::accumulate(u8.begin(), u8.end(), std::uint64_t{0}));
+    veda::Array<std::int32_t> a(v);
+    CHECK(veda::sum(a) == std::accumulate(v.begin(), v.end(), std::int64_t{0}));
+  }
+}
+
+TEST_CASE("float sums agree within rounding") {
+  Runtime rt;
+  for (std::size_t n : kLengths) {
+    CAPTURE(n);
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = 0.001f * static_cast<float>(i % 1000);
+    const double exact = std::accumulate(v.begin(), v.end(), 0.0);
+    for (int rep = 0; rep < 5; ++rep) CHECK(veda::sum(v) == doctest::Approx(exact).epsilon(1e-5));
+    std::vector<double> d(v.begin(), v.end());
+    CHECK(veda::sum(std::span<const double>(d)) == doctest::Approx(exact).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("reduce with a user operator") {
+  Runtime rt;
+  std::vector<std::int64_t> v(100003);
+  std::iota(v.begin(), v.end(), 1);
+  auto big = veda::reduce(v, std::int64_t{0}, [] VEDA_FN(std::int64_t a, std::int64_t b) { return a > b ? a : b; });
+  CHECK(big == 100003);
+  std::vector<double> w(257, 1.001);
+  const double prod = veda::reduce(w, 1.0, [] VEDA_FN(double a, double b) { return a * b; });
+  CHECK(prod == doctest::Approx(std::pow(1.001, 257)));
+  CHECK(veda::reduce(std::vector<int>{}, 7, [](int a, int b) { return a + b; }) == 7);
+}
+
+TEST_CASE("empty ranges: sum is zero, min and max throw") {
+  Runtime rt;
+  const std::vector<float> e;
+  CHECK(veda::sum(e) == 0.0f);
+  CHECK_THROWS_WITH_AS(veda::min(e), "veda::min of an empty range", veda::InvalidArgument);
+  CHECK_THROWS_AS(veda::max(e), veda::InvalidArgument);
+}
+
+TEST_CASE("NaN propagates through min and max; infinities are ordinary values") {
+  Runtime rt;
+  for (std::size_t n : {std::size_t{1}, std::size_t{9}, std::size_t{100000}}) {
+    for (std::size_t where : {std::size_t{0}, n / 2, n - 1}) {
+      std::vector<double> v(n, 1.0);
+      v[where] = std::numeric_limits<double>::quiet_NaN();
+      CHECK(std::isnan(veda::min(v)));
+      CHECK(std::isnan(veda::max(v)));
+      CHECK(std::isnan(veda::sum(v)));
+    }
+  }
+  std::vector<float> inf{1.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  CHECK(veda::max(inf) == std::numeric_limits<float>::infinity());
+  CHECK(veda::min(inf) == -std::numeric_limits<float>::infinity());
+}
+
+TEST_CASE("deterministic mode: bitwise-identical float sums across runs, tiers and thread counts") {
+  std::vector<float> v(3'000'017);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i)) * 1e3f + 1e-3f * static_cast<float>(i % 7);
+  std::vector<std::uint32_t> seen;
+  for (int threads : {1, 2, 3, 8}) {
+    Runtime rt(veda::Config::builder().threads(threads).deterministic(42).calibration(veda::CalibrationMode::Off).build());
+    for (auto placement : {veda::Placement::Auto, veda::Placement::Cpu}) {
+      veda::ScopedPlacement scope(placement);
+      for (int rep = 0; rep < 3; ++rep) {
+        const float s = veda::sum(v);
+        if (veda::last_decision().device == veda::Device::Cpu) seen.push_back(bits(s));
+      }
+    }
+  }
+  REQUIRE_FALSE(seen.empty());
+  CHECK(std::all_of(seen.begin(), seen.end(), [&](std::uint32_t b) { return b == seen.front(); }));
+}
+
+TEST_CASE("decisions for reductions") {
+  Runtime rt;
+  std::vector<double> v(10);
+  (void)veda::sum(v);
+  auto d = veda::last_decision();
+  CHECK(d.name == "sum");
+  CHECK(d.tier == "serial");
+  (void)veda::max(v, {.placement = veda::Placement::Cpu, .name = "my-max"});
+  d = veda::last_decision();
+  CHECK(d.name == "my-max");
+  CHECK(d.reason.rfind("forced to CPU by placement option", 0) == 0);
+}
