@@ -247,6 +247,20 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   p.sync_for_timing = !c.settled;
 }
 
+// A forced tier must be offered by the site and possible under the
+// placement rules; a GPU tier that is not falls back like Placement::Gpu.
+bool forced_tier_usable(RuntimeState& st, Site& site, const CallDesc& d, const Resolved& r) {
+  if (!(site.tiers() & tier_bit(d.forced_tier)))
+    throw InvalidArgument("veda: '" + site.name() + "' has no tier '" + tier_name(d.forced_tier) + "'");
+  if (tier_device(d.forced_tier) == Device::Cpu) return r.mask != kGpuOnly;
+  if (r.gpu_ok) return true;
+  const std::string why = gpu_obstacle(st, site, d);
+  if (d.strict) throw DeviceError("veda: '" + site.name() + "' forced to tier " + tier_name(d.forced_tier) + " but " + why);
+  log_once(spdlog::level::warn, "tier-fallback:" + site.name(),
+           "'" + site.name() + "' forced to a GPU tier but " + why + "; running on the CPU");
+  return false;
+}
+
 }  // namespace
 
 // ------------------------------------------------------------------ calls
@@ -264,10 +278,21 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.slot = &slot;
   p.bucket = &b;
   p.mask = r.mask;
-  const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
-  const std::uint32_t calls = b.calls.fetch_add(1, std::memory_order_relaxed);
   last_call().explanation.reset();
-  if (packed != 0 && (packed >> 8) == st.generation && (calls & 63) != 63) {
+  last_call().forced_tier = false;
+  if (d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r)) {
+    p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
+    p.sync_for_timing = true;
+    p.grain = grain_for(st, slot, d, p.tier);
+    p.t0 = now;
+    last_call().forced_tier = true;
+    return p;
+  }
+  const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
+  // Every 64th call on this thread re-decides with the history gathered since
+  // (a thread-local count: no shared cache line on the hot path).
+  thread_local std::uint32_t calls = 0;
+  if (packed != 0 && (packed >> 8) == st.generation && (++calls & 63) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     p.sync_for_timing = false;
     p.t0 = now;  // deciding cost an atomic load: time from the start

@@ -59,7 +59,6 @@ class BucketState {
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
-  std::atomic<std::uint32_t> calls{0};
   void reset(std::uint64_t generation);
 };
 
@@ -107,6 +106,7 @@ struct LastCall {
   double measured_us = -1;
   bool fallback = false;
   bool explored = false;
+  bool forced_tier = false;
 };
 LastCall& last_call() noexcept;
 

@@ -4,6 +4,7 @@
 
 #include "runtime/scheduler.hpp"
 #include "veda/decision.hpp"
+#include "veda/error.hpp"
 
 namespace veda {
 namespace detail {
@@ -32,6 +33,13 @@ const char* tier_name(Tier t) noexcept {
     case Tier::Count: break;
   }
   return "?";
+}
+
+Tier parse_tier(std::string_view name) {
+  if (name.empty()) return Tier::Count;
+  for (int t = 0; t < kTierCount; ++t)
+    if (name == tier_name(static_cast<Tier>(t))) return static_cast<Tier>(t);
+  throw InvalidArgument("veda: unknown tier '" + std::string(name) + "'");
 }
 
 Device tier_device(Tier t) noexcept {
@@ -111,6 +119,10 @@ Decision last_decision() {
       if (est.tier == l.tier) d.predicted_us = est.total_us;
       d.candidates.push_back(std::move(c));
     }
+  }
+  if (l.forced_tier) {
+    d.reason = std::string("forced tier ") + detail::tier_name(l.tier) + " by option";
+    d.candidates.clear();
   }
   if (l.fallback) d.reason = "device out of memory: fell back to CPU; " + d.reason;
   return d;

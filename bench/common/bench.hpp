@@ -38,6 +38,26 @@ Stats measure(F&& f, int samples = 15, int batch = 1, int warmup = 2) {
   return {t[t.size() / 2], t.front(), t.back()};
 }
 
+// Times several contenders in rotation (sample k of each before sample k+1
+// of any), so drift in the machine's speed affects them all alike.
+template <class F>
+std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, const std::vector<int>& batch) {
+  std::vector<std::vector<double>> t(fs.size());
+  for (int s = 0; s < samples + 1; ++s)
+    for (std::size_t c = 0; c < fs.size(); ++c) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int b = 0; b < batch[c]; ++b) fs[c]();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (s > 0) t[c].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / batch[c]);
+    }
+  std::vector<Stats> out;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    out.push_back({v[v.size() / 2], v.front(), v.back()});
+  }
+  return out;
+}
+
 // Picks a batch size so one sample takes about `target_ns`.
 template <class F>
 int calibrate_batch(F&& f, double target_ns = 2e6) {

@@ -51,6 +51,7 @@ struct GpuOptions {
   int device = -1;      // -1: the runtime's device; otherwise it must match it
   CostHint cost{};      // per-element flops/bytes, if known
   std::string name = "veda::gpu";
+  std::string tier;     // force a named tier ("serial", "tbb-static", "cuda", ...): benchmarks, debugging
 };
 
 namespace detail {
@@ -123,7 +124,8 @@ class GpuFunction {
   GpuFunction(F f, GpuOptions o)
       : f_(std::move(f)),
         opt_(std::move(o)),
-        site_(detail::site_for(&typeid(F), opt_.name, detail::OpClass::Map, detail::kMapTiers, opt_.cost)) {}
+        site_(detail::site_for(&typeid(F), opt_.name, detail::OpClass::Map, detail::kMapTiers, opt_.cost)),
+        forced_(detail::parse_tier(opt_.tier)) {}
 
   const std::string& name() const noexcept { return opt_.name; }
   const GpuOptions& options() const noexcept { return opt_; }
@@ -199,7 +201,8 @@ class GpuFunction {
     if (opt_.device >= 0) detail::check_device_option(rt, opt_.device, opt_.name);
     // Exactly one output: an Array, or host memory (whose pointer may be null when n == 0).
     const bool to_host = out_arr == nullptr;
-    const detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
+    detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
+    d.forced_tier = forced_;
     detail::Plan p = detail::begin_call(rt, *site_, d);
 #if VEDA_GPU_SITE
     if constexpr (detail::device_callable_v<F>) {
@@ -328,6 +331,7 @@ class GpuFunction {
   F f_;
   GpuOptions opt_;
   detail::Site* site_;
+  detail::Tier forced_;
 };
 
 template <class F>

@@ -48,6 +48,7 @@ struct ReduceOptions {
   Placement placement = Placement::Auto;
   bool strict = false;
   std::string name;  // empty: "sum", "min", "max" or "reduce"
+  std::string tier;  // force a named tier ("serial", "tbb-static", "cuda", ...): benchmarks, debugging
 };
 
 namespace detail {
@@ -133,6 +134,7 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   d.nvcc_site = builtin.has_value() || VEDA_GPU_SITE;
   d.placement = o.placement;
   d.strict = o.strict;
+  d.forced_tier = o.tier.empty() ? Tier::Count : parse_tier(o.tier);
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu && n > 0) {

@@ -56,7 +56,12 @@ struct CallDesc {
   bool nvcc_site = false;           // compiled by nvcc (explains !gpu_capable)
   Placement placement = Placement::Auto;
   bool strict = false;              // Placement::Gpu without a GPU throws
+  Tier forced_tier = Tier::Count;   // Count: let the cost model choose
 };
+
+// "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws
+// veda::InvalidArgument naming the unknown tier.
+Tier parse_tier(std::string_view name);
 
 struct Plan {
   Tier tier = Tier::Serial;
