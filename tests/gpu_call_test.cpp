@@ -219,3 +219,26 @@ TEST_CASE("many threads call one wrapped function at once") {
   for (auto& th : threads) th.join();
   CHECK(wrong == 0);
 }
+
+TEST_CASE("a forced tier runs that tier; an unknown tier is an error before any work") {
+  Runtime rt;
+  const auto x = ramp(100000, 1.0f);
+  std::vector<float> expect(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) expect[i] = x[i] + 1;
+  for (const char* tier : {"serial", "tbb-static", "tbb-auto"}) {
+    auto f = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.name = "forced", .tier = tier});
+    CHECK(f(x) == expect);
+    const auto d = veda::last_decision();
+    CHECK(d.tier == tier);
+    CHECK(d.reason == std::string("forced tier ") + tier + " by option");
+  }
+  CHECK_THROWS_WITH_AS(veda::gpu([](float v) { return v; }, {.tier = "quantum"}), doctest::Contains("unknown tier 'quantum'"),
+                       veda::InvalidArgument);
+  if (!veda::get_runtime().gpu_usable()) {
+    auto g = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.name = "forced-cuda", .tier = "cuda"});
+    CHECK(g(x) == expect);  // falls back to the CPU, logged once
+    CHECK(veda::last_decision().device == veda::Device::Cpu);
+    auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.strict = true, .name = "strict-cuda", .tier = "cuda"});
+    CHECK_THROWS_AS(strict(x), veda::DeviceError);
+  }
+}

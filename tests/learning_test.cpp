@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 
+#include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
 #include "veda/runtime.hpp"
 
@@ -134,5 +136,30 @@ TEST_CASE("deterministic mode freezes exploration and history") {
       end_call(veda::get_runtime(), p, d, true, 123);
     }
   CHECK(again == seq);
+  veda::shutdown();
+}
+
+TEST_CASE("reasons name why the GPU was not used") {
+  // Deterministic: no exploration, so the reason is the settled choice's.
+  veda::init(veda::Config::builder().threads(2).deterministic(1).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
+  veda::Runtime& rt = veda::get_runtime();
+  auto& gpu = rt.state().gpu;
+  const veda::GpuStatus saved = gpu;
+  gpu.usable = true;  // pretend a device exists: only the call site's ability is tested
+  Site& site = *site_for(&kTag, "obstacles", OpClass::Map, kCpuTiers | tier_bit(Tier::Cuda), {});
+  CallDesc d = desc(std::size_t{1} << 24);
+  d.gpu_capable = false;
+  Plan p = begin_call(rt, site, d);
+  end_call(rt, p, d, true, 1000);
+  CHECK(veda::last_decision().reason.find("call site not compiled by nvcc") != std::string::npos);
+  d.nvcc_site = true;
+  d.n = std::size_t{1} << 23;
+  p = begin_call(rt, site, d);
+  end_call(rt, p, d, true, 1000);
+  const auto dec = veda::last_decision();
+  CHECK(dec.reason.find("function not device-callable (mark it VEDA_FN)") != std::string::npos);
+  CHECK(std::any_of(dec.candidates.begin(), dec.candidates.end(),
+                    [](const veda::Candidate& c) { return c.tier == "cuda" && !c.eligible; }));
+  gpu = saved;
   veda::shutdown();
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "runtime/logging.hpp"
+#include "veda/gpu.hpp"
 #include "veda/runtime.hpp"
 
 namespace {
@@ -43,6 +44,15 @@ TEST_CASE("info level logs the GPU status once per start") {
   const std::string reason = veda::get_runtime().gpu().reason;
   veda::shutdown();
   CHECK(count(g_out.str(), reason) == 1);
+}
+
+TEST_CASE("debug level prints one line per decision") {
+  veda::init(veda::Config::builder().log_level(veda::LogLevel::Debug).calibration(veda::CalibrationMode::Off).build());
+  auto f = veda::gpu([](float x) { return x * 2; }, {.name = "logged-call"});
+  g_out.str("");
+  for (int i = 0; i < 3; ++i) (void)f(std::vector<float>(8));
+  veda::shutdown();
+  CHECK(count(g_out.str(), "logged-call n=8 -> cpu/serial") == 3);
 }
 
 TEST_CASE("log_once keeps one line per key") {
