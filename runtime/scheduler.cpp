@@ -280,6 +280,7 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.mask = r.mask;
   last_call().explanation.reset();
   last_call().forced_tier = false;
+  if (last_call().plan) last_call().plan.reset();
   if (d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r)) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "runtime/cost_model.hpp"
+#include "veda/decision.hpp"
 #include "veda/detail/dispatch.hpp"
 
 namespace veda::detail {
@@ -97,6 +98,7 @@ class Site {
 
 // The calling thread's latest call, for veda::last_decision().
 struct LastCall {
+  std::shared_ptr<const Decision> plan;  // a whole par_iter plan, until the next call
   Site* site = nullptr;
   BucketState* bucket = nullptr;
   std::shared_ptr<const Explanation> explanation;  // set by slow-path decisions

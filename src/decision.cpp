@@ -90,8 +90,20 @@ std::string Decision::to_string() const {
   return os.str();
 }
 
+namespace detail::pipe {
+void record_plan(Decision composite) { last_call().plan = std::make_shared<const Decision>(std::move(composite)); }
+Decision current_decision() {
+  auto& l = last_call();
+  auto saved = std::move(l.plan);
+  Decision d = last_decision();
+  l.plan = std::move(saved);
+  return d;
+}
+}  // namespace detail::pipe
+
 Decision last_decision() {
   const detail::LastCall& l = detail::last_call();
+  if (l.plan) return *l.plan;
   Decision d;
   if (!l.site) return d;
   d.name = l.site->name();

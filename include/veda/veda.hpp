@@ -11,5 +11,6 @@
 #include "veda/gpu.hpp"
 #include "veda/gpu_kernel.hpp"
 #include "veda/memory_stats.hpp"
+#include "veda/par_iter.hpp"
 #include "veda/reduce.hpp"
 #include "veda/runtime.hpp"

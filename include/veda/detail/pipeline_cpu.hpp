@@ -1,0 +1,230 @@
+// par_iter on the CPU: one fused pass per chunk over a group of stages, and
+// the terminal operations on top of it.
+//
+// A group is described by run(j0, j1, sink): push input elements [j0, j1)
+// through the group's stages into sink; sink returns false to stop early.
+// Chunking follows the plan: serial runs one chunk inline; oneTBB tiers run
+// chunks on veda's workers. Output order is source order whatever the
+// chunking: a 1:1 group writes each result at its own index, a filtering
+// group fills one buffer per chunk and the buffers are joined in chunk order.
+// Exceptions from user functions propagate out of the oneTBB algorithms,
+// which cancel the remaining chunks; nothing partial is returned.
+#pragma once
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_group.h>
+
+#include <atomic>
+#include <optional>
+#include <vector>
+
+#include "veda/detail/dispatch.hpp"
+#include "veda/detail/reduce_cpu.hpp"
+#include "veda/runtime.hpp"
+
+namespace veda::detail::pipe {
+
+inline bool parallel_tier(const Plan& p) { return p.tier == Tier::TbbStatic || p.tier == Tier::TbbAuto; }
+
+// Runs body(j0, j1) over [0, count) per the plan's tier and grain.
+template <class Body>
+void for_ranges(Runtime& rt, const Plan& p, std::size_t count, const Body& body) {
+  if (count == 0) return;
+  if (!parallel_tier(p)) {
+    body(std::size_t{0}, count);
+    return;
+  }
+  auto task = [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); };
+  cpu_arena(rt).execute([&] {
+    if (p.tier == Tier::TbbStatic)
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, p.grain), task, tbb::static_partitioner());
+    else
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, p.grain), task, tbb::auto_partitioner());
+  });
+  parallel_done(rt);
+}
+
+// Fixed chunks (for ordered buffers and early exit): about 8 per thread.
+inline std::size_t chunk_size(Runtime& rt, const Plan& p, std::size_t count) {
+  if (!parallel_tier(p)) return count ? count : 1;
+  const std::size_t threads = static_cast<std::size_t>(std::max(1, rt.config().threads()));
+  return std::max<std::size_t>(1024, (count + 8 * threads - 1) / (8 * threads));
+}
+
+template <class Body>
+void for_chunks(Runtime& rt, const Plan& p, std::size_t chunks, const Body& body,
+                tbb::task_group_context* ctx = nullptr) {
+  if (chunks == 0) return;
+  if (!parallel_tier(p)) {
+    for (std::size_t k = 0; k < chunks; ++k) body(k);
+    return;
+  }
+  auto task = [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t k = r.begin(); k < r.end(); ++k) body(k);
+  };
+  tbb::task_group_context local;
+  tbb::task_group_context& c = ctx ? *ctx : local;
+  cpu_arena(rt).execute([&] {
+    if (p.tier == Tier::TbbStatic)
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks, 1), task, tbb::static_partitioner(), c);
+    else
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks, 1), task, tbb::auto_partitioner(), c);
+  });
+  parallel_done(rt);
+}
+
+// ---------------------------------------------------------------- collect
+template <class T, class Run>
+std::vector<T> collect_cpu(Runtime& rt, const Plan& p, std::size_t count, bool one_to_one, const Run& run) {
+  if (one_to_one) {
+    std::vector<T> out(count);
+    for_ranges(rt, p, count, [&](std::size_t j0, std::size_t j1) {
+      T* dst = out.data() + j0;
+      auto sink = [&dst](auto&& v) {
+        *dst++ = std::forward<decltype(v)>(v);
+        return true;
+      };
+      run(j0, j1, sink);
+    });
+    return out;
+  }
+  const std::size_t chunk = chunk_size(rt, p, count);
+  const std::size_t chunks = count ? (count + chunk - 1) / chunk : 0;
+  std::vector<std::vector<T>> parts(chunks);
+  for_chunks(rt, p, chunks, [&](std::size_t k) {
+    auto& part = parts[k];
+    auto sink = [&part](auto&& v) {
+      part.push_back(std::forward<decltype(v)>(v));
+      return true;
+    };
+    run(k * chunk, std::min(count, (k + 1) * chunk), sink);
+  });
+  if (chunks == 1) return std::move(parts[0]);
+  std::vector<std::size_t> offset(chunks + 1, 0);
+  for (std::size_t k = 0; k < chunks; ++k) offset[k + 1] = offset[k] + parts[k].size();
+  std::vector<T> out;
+  out.reserve(offset[chunks]);
+  for (auto& part : parts) std::move(part.begin(), part.end(), std::back_inserter(out));
+  return out;
+}
+
+// ---------------------------------------------------------------- reduce
+// Accumulates what reaches the sink; deterministic mode walks the fixed
+// tree of reduce_cpu.hpp (positions, not surviving elements, define leaves).
+template <class Acc, class Run, class Op>
+Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::size_t count, const Acc& identity,
+                        const Op& op, const Run& run) {
+  auto leaf = [&](std::size_t j0, std::size_t j1) {
+    Acc acc = identity;
+    auto sink = [&](auto&& v) {
+      acc = op(acc, static_cast<Acc>(v));
+      return true;
+    };
+    run(j0, j1, sink);
+    return acc;
+  };
+  if (count == 0) return identity;
+  if (deterministic) {
+    if (!parallel_tier(p)) {
+      auto tree = [&](auto& self, std::size_t lo, std::size_t hi) -> Acc {
+        if (hi - lo <= kDeterministicGrain) return op(identity, leaf(lo, hi));
+        const std::size_t mid = lo + (hi - lo) / 2;
+        const Acc left = self(self, lo, mid);
+        return op(left, self(self, mid, hi));
+      };
+      return tree(tree, 0, count);
+    }
+    Acc result = identity;
+    cpu_arena(rt).execute([&] {
+      result = tbb::parallel_deterministic_reduce(
+          tbb::blocked_range<std::size_t>(0, count, kDeterministicGrain), identity,
+          [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); }, op,
+          tbb::simple_partitioner());
+    });
+    parallel_done(rt);
+    return result;
+  }
+  if (!parallel_tier(p)) return leaf(0, count);
+  Acc result = identity;
+  auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); };
+  cpu_arena(rt).execute([&] {
+    if (p.tier == Tier::TbbStatic)
+      result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, count, p.grain), identity, body, op,
+                                    tbb::static_partitioner());
+    else
+      result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, count, p.grain), identity, body, op,
+                                    tbb::auto_partitioner());
+  });
+  parallel_done(rt);
+  return result;
+}
+
+// ---------------------------------------------------------------- search
+// The first element (in stream order) satisfying pred, scanning chunks in
+// parallel; chunks after the best match found so far are skipped.
+template <class T, class Run, class Pred>
+std::optional<T> find_first_cpu(Runtime& rt, const Plan& p, std::size_t count, const Pred& pred, const Run& run) {
+  const std::size_t chunk = chunk_size(rt, p, count);
+  const std::size_t chunks = count ? (count + chunk - 1) / chunk : 0;
+  std::vector<std::optional<T>> found(chunks);
+  std::atomic<std::size_t> best{chunks};
+  tbb::task_group_context ctx;
+  for_chunks(
+      rt, p, chunks,
+      [&](std::size_t k) {
+        if (k > best.load(std::memory_order_relaxed)) return;
+        auto sink = [&](auto&& v) {
+          if (!pred(v)) return true;
+          found[k].emplace(std::forward<decltype(v)>(v));
+          return false;
+        };
+        const std::size_t j1 = std::min(count, (k + 1) * chunk);
+        // Scan in slices so a better match elsewhere stops this chunk early.
+        for (std::size_t j = k * chunk; j < j1 && !found[k]; j += 4096) {
+          if (k > best.load(std::memory_order_relaxed)) return;
+          run(j, std::min(j1, j + 4096), sink);
+        }
+        if (found[k]) {
+          std::size_t b = best.load();
+          while (k < b && !best.compare_exchange_weak(b, k)) {
+          }
+        }
+      },
+      &ctx);
+  const std::size_t b = best.load();
+  if (b == chunks) return std::nullopt;
+  return std::move(found[b]);
+}
+
+// Whether any element satisfies pred; stops every chunk once one does.
+template <class Run, class Pred>
+bool any_cpu(Runtime& rt, const Plan& p, std::size_t count, const Pred& pred, const Run& run) {
+  const std::size_t chunk = chunk_size(rt, p, count);
+  const std::size_t chunks = count ? (count + chunk - 1) / chunk : 0;
+  std::atomic<bool> hit{false};
+  tbb::task_group_context ctx;
+  for_chunks(
+      rt, p, chunks,
+      [&](std::size_t k) {
+        auto sink = [&](auto&& v) {
+          if (!pred(v)) return true;
+          hit.store(true, std::memory_order_relaxed);
+          return false;
+        };
+        const std::size_t j1 = std::min(count, (k + 1) * chunk);
+        for (std::size_t j = k * chunk; j < j1; j += 4096) {
+          if (hit.load(std::memory_order_relaxed)) {
+            ctx.cancel_group_execution();
+            return;
+          }
+          run(j, std::min(j1, j + 4096), sink);
+        }
+      },
+      &ctx);
+  return hit.load();
+}
+
+}  // namespace veda::detail::pipe
