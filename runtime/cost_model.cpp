@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace veda::detail {
 namespace {
@@ -84,6 +85,13 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     if (!(r.tiers & tier_bit(t))) continue;
     out.push_back(make(t, {p.gpu.launch_us, in + back_out, n * g_elem * 1e-3}));
   }
+  if (r.tiers & tier_bit(Tier::CoExec)) {
+    Estimate e;  // filled in by choose(), once history has corrected both sides
+    e.tier = Tier::CoExec;
+    e.overhead_us = n;
+    e.eligible = false;
+    out.push_back(e);
+  }
   if (r.tiers & tier_bit(Tier::CudaStreamed)) {
     // Chunks overlap: the slowest of copy-in, kernel and copy-out dominates,
     // plus one chunk's trip to fill the pipeline.
@@ -98,6 +106,44 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
       e.note = "too little host data to stream";
     }
     out.push_back(e);
+  }
+}
+
+// Co-execution, from the best CPU and the best GPU tier (after history
+// corrections): split n so both finish together. With t = a + b*n per side,
+// the GPU share f solves a_g + b_g*f*n = a_c + b_c*(1-f)*n.
+void add_coexec(std::vector<Estimate>& est, bool deterministic) {
+  auto co = std::find_if(est.begin(), est.end(), [](const Estimate& e) { return e.tier == Tier::CoExec; });
+  if (co == est.end()) return;
+  const Estimate *cpu = nullptr, *gpu = nullptr;
+  for (const auto& e : est) {
+    if (!e.eligible || e.tier == Tier::CoExec) continue;
+    const Estimate*& side = tier_device(e.tier) == Device::Gpu ? gpu : cpu;
+    if (!side || e.total_us < side->total_us) side = &e;
+  }
+  co->eligible = false;
+  if (deterministic) {
+    co->note = "off in deterministic mode";
+    return;
+  }
+  if (!cpu || !gpu) {
+    co->note = "needs both a CPU and a GPU tier";
+    return;
+  }
+  const double n = std::max(co->overhead_us, 1.0);  // overhead_us carries n for CoExec
+  const double ac = cpu->overhead_us, bc = (cpu->total_us - ac) / n;
+  const double ag = gpu->overhead_us, bg = (gpu->total_us - ag) / n;
+  double f = (ac - ag + bc * n) / ((bg + bc) * n);
+  f = std::clamp(f, 0.0, 1.0);
+  const double t = std::max(ag + bg * f * n, ac + bc * (1 - f) * n) + kCoExecJoinUs;
+  co->total_us = t;
+  co->overhead_us = ag + kCoExecJoinUs;
+  co->transfer_us = gpu->transfer_us * f;
+  co->gpu_fraction = f;
+  if (t < kCoExecGain * std::min(cpu->total_us, gpu->total_us) && f > 0.05 && f < 0.95) {
+    co->eligible = true;
+  } else {
+    co->note = "one side alone is predicted faster";
   }
 }
 
@@ -131,6 +177,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
         e.transfer_us *= h(e.tier).correction;
         e.from_history = true;
       }
+  add_coexec(est, ctx.deterministic);
   const Estimate* best = nullptr;
   for (const auto& e : est)
     if (e.eligible && (!best || e.total_us < best->total_us)) best = &e;
@@ -142,6 +189,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     return c;
   }
   c.tier = best->tier;
+  c.gpu_fraction = best->gpu_fraction;
   const Estimate* explore = nullptr;
   if (learn)
     for (const auto& e : est)
@@ -152,6 +200,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   std::string why;
   if (explore) {
     c.tier = explore->tier;
+    c.gpu_fraction = explore->gpu_fraction;
     c.explored = true;
     why = std::string("exploring ") + tier_name(explore->tier) +
           ": unmeasured, predicted within 30% of " + tier_name(best->tier);
@@ -161,7 +210,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     const bool tbb_offered = std::any_of(est.begin(), est.end(), [](const Estimate& e) {
       return e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto);
     });
-    if (d == Device::Gpu) {
+    if (best->tier == Tier::CoExec) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "CPU and GPU together fastest (%.0f%% of the range on the GPU)",
+                    100.0 * best->gpu_fraction);
+      why = buf;
+    } else if (d == Device::Gpu) {
       why = ctx.all_on_device ? "data resident on device" : "GPU fastest including transfers";
       if (best->tier == Tier::CudaStreamed) why += "; streamed in chunks to overlap transfers";
     } else {

@@ -56,6 +56,7 @@ struct Estimate {
   double transfer_us = 0;
   bool eligible = true;
   bool from_history = false;
+  double gpu_fraction = 0;  // CoExec only
   std::string note;
 };
 
@@ -73,9 +74,14 @@ using HistoryView = std::array<TierHistory, kTierCount>;
 constexpr int kMinSamples = 2;      // samples before history outranks the model
 constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
 constexpr double kExploreBand = 1.3;
+// Co-execution must beat the better side alone by this factor to be chosen;
+// it also pays for a helper thread and joining the two parts.
+constexpr double kCoExecGain = 0.9;
+constexpr double kCoExecJoinUs = 30;
 
 struct Choice {
   Tier tier = Tier::Serial;
+  double gpu_fraction = 0;     // CoExec: share of the range given to the GPU
   bool explored = false;
   bool settled = false;        // nothing left to learn: the choice may be cached
   std::vector<Estimate> estimates;

@@ -241,9 +241,11 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   expl->chosen = c.tier;
   expl->explored = c.explored;
   b.explanation[r.mask] = expl;
-  last_call().explanation = std::move(expl);
+  p.explanation = std::move(expl);
+  b.coexec_fraction.store(c.gpu_fraction, std::memory_order_relaxed);
   b.cached[r.mask].store(c.settled ? pack(st.generation, c.tier) : 0, std::memory_order_release);
   p.tier = c.tier;
+  p.gpu_fraction = c.gpu_fraction;
   p.sync_for_timing = !c.settled;
 }
 
@@ -278,15 +280,13 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.slot = &slot;
   p.bucket = &b;
   p.mask = r.mask;
-  last_call().explanation.reset();
-  last_call().forced_tier = false;
   if (last_call().plan) last_call().plan.reset();
   if (d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r)) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
     p.grain = grain_for(st, slot, d, p.tier);
     p.t0 = now;
-    last_call().forced_tier = true;
+    p.forced_tier = true;
     return p;
   }
   const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
@@ -295,6 +295,7 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   thread_local std::uint32_t calls = 0;
   if (packed != 0 && (packed >> 8) == st.generation && (++calls & 63) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
+    if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
     p.sync_for_timing = false;
     p.t0 = now;  // deciding cost an atomic load: time from the start
   } else {
@@ -330,6 +331,8 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   l.n = d.n;
   l.measured_us = measured ? us : -1;
   l.fallback = p.fallback;
+  l.forced_tier = p.forced_tier;
+  if (p.explanation || l.explanation) l.explanation = std::static_pointer_cast<const Explanation>(p.explanation);
   l.explored = l.explanation && l.explanation->explored;
   if (log().should_log(spdlog::level::debug)) log().debug("{}", last_decision().to_string());
 }

@@ -60,6 +60,7 @@ class BucketState {
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
+  std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
   void reset(std::uint64_t generation);
 };
 

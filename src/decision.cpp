@@ -20,6 +20,7 @@ const char* tier_name(Tier t) noexcept {
     case Tier::TbbAuto: return "tbb-auto";
     case Tier::Cuda: return "cuda";
     case Tier::CudaStreamed: return "cuda-streamed";
+    case Tier::CoExec: return "cpu+gpu";
     case Tier::CpuImpl: return "cpu";
     case Tier::CudaImpl: return "cuda";
     case Tier::CpuReference: return "cpu-reference";
@@ -46,6 +47,7 @@ Device tier_device(Tier t) noexcept {
   switch (t) {
     case Tier::Cuda:
     case Tier::CudaStreamed:
+    case Tier::CoExec:
     case Tier::CudaImpl:
     case Tier::GpuTiled:
     case Tier::GpuCublas:

@@ -40,6 +40,9 @@ void copy_in(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s
 void copy_out(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s, bool pinned) {
   dev(rt).copy_to_host(dst, src, bytes, s, pinned);
 }
+void copy_device(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s) {
+  dev(rt).copy_on_device(dst, src, bytes, s);
+}
 void synchronize(Runtime& rt, void* s) { dev(rt).synchronize(s); }
 void check_launch(const char* what) { cuda::check(cudaGetLastError(), what); }
 

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include <tbb/task_arena.h>
@@ -68,6 +69,9 @@ struct Plan {
   std::size_t grain = 1;        // for TBB tiers: elements per task
   bool sync_for_timing = true;  // GPU tiers: synchronise so the time can be learned
   bool fallback = false;        // forced back to the CPU (device out of memory)
+  double gpu_fraction = 0;      // CoExec: the GPU's share of the range
+  bool forced_tier = false;     // CallDesc::forced_tier was honoured
+  std::shared_ptr<const void> explanation;  // of a fresh (slow-path) decision
   Site* site = nullptr;
   TypeSlot* slot = nullptr;
   BucketState* bucket = nullptr;

@@ -27,6 +27,7 @@ void* allocate(Runtime& rt, std::size_t bytes, void* stream);
 void deallocate(Runtime& rt, void* p, void* stream) noexcept;
 void copy_in(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* stream, bool pinned);
 void copy_out(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* stream, bool pinned);
+void copy_device(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* stream);
 void synchronize(Runtime& rt, void* stream);
 void check_launch(const char* what);           // throws DeviceError on a launch failure
 

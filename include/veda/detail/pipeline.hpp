@@ -145,12 +145,30 @@ template <class T, class Stages, std::size_t K>
 using value_at_t = typename value_at<T, Stages, K>::type;
 
 // ---------------------------------------------------------------- layout
+// Stages that can run in a GPU segment: gpu_map with a device-callable
+// function, filter with a device-callable predicate (only in nvcc files).
+template <class S>
+struct device_stage : std::false_type {};
+template <class F>
+struct device_stage<GpuMap<F>> : std::bool_constant<device_callable_v<F>> {};
+template <class P>
+struct device_stage<Filter<P>> : std::bool_constant<device_callable_v<P>> {};
+
+// Where a phase's GPU segment lies: [g0, g1), starting at its first
+// device-callable gpu_map and extending over device stages.
+struct Segment {
+  bool valid = false;
+  std::size_t g0 = 0, g1 = 0;
+  bool maps_only = true;  // no filter inside
+};
+
 template <class Stages>
 struct layout;
 template <class... S>
 struct layout<std::tuple<S...>> {
   static constexpr std::size_t N = sizeof...(S);
   static constexpr std::array<bool, N + 1> filter{is_filter<S>::value..., false};
+  static constexpr std::array<bool, N + 1> device{device_stage<S>::value..., false};
   static constexpr std::array<bool, N + 1> positional{is_positional_v<S>..., false};
   static constexpr std::array<bool, N + 1> gpu_map{is_gpu_map<S>::value..., false};
 
@@ -168,10 +186,19 @@ struct layout<std::tuple<S...>> {
       if (filter[j]) return true;
     return false;
   }
-  static constexpr bool has_gpu_map(std::size_t from, std::size_t to) {
-    for (std::size_t j = from; j < to; ++j)
-      if (gpu_map[j]) return true;
-    return false;
+  static constexpr Segment segment(std::size_t I, std::size_t E) {
+    Segment s;
+    std::size_t j = I;
+    while (j < E && !(gpu_map[j] && device[j])) ++j;
+    if (j == E) return s;
+    s.valid = true;
+    s.g0 = j;
+    while (j < E && device[j]) {
+      if (filter[j]) s.maps_only = false;
+      ++j;
+    }
+    s.g1 = j;
+    return s;
   }
 };
 

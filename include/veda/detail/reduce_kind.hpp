@@ -28,8 +28,24 @@ template <class T>
 using sum_t = std::conditional_t<std::is_floating_point_v<T>, T,
                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
+#if defined(__CUDACC__)
+#define VEDA_REDUCE_HD __host__ __device__
+#else
+#define VEDA_REDUCE_HD
+#endif
+
+// a + b, device-callable (veda_device), accumulating into the wider type.
+struct PlusOp {
+  static constexpr bool veda_device = true;
+  template <class A, class B>
+  VEDA_REDUCE_HD auto operator()(const A& a, const B& b) const {
+    return a + b;
+  }
+};
+
 // NaN-propagating min and max (a NaN anywhere makes the result NaN).
 struct NanMin {
+  static constexpr bool veda_device = true;
   template <class T>
 #if defined(__CUDACC__)
   __host__ __device__
@@ -39,6 +55,7 @@ struct NanMin {
   }
 };
 struct NanMax {
+  static constexpr bool veda_device = true;
   template <class T>
 #if defined(__CUDACC__)
   __host__ __device__

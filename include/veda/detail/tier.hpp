@@ -14,6 +14,7 @@ enum class Tier : std::uint8_t {
   TbbAuto,       // oneTBB parallel_for, auto partitioner
   Cuda,          // one CUDA kernel, data copied as needed
   CudaStreamed,  // chunked through pinned staging, copies overlapping compute
+  CoExec,        // the index range split between the CPU and the GPU
   CpuImpl,       // gpu_kernel: the user's CPU implementation
   CudaImpl,      // gpu_kernel: the user's CUDA implementation
   // matmul

@@ -1,0 +1,196 @@
+// par_iter planning and execution, phase by phase.
+//
+// Each phase is one decision at its own call site: the CPU tiers run the
+// whole phase as one fused pass; when the phase holds a GPU segment (nvcc
+// files), the GPU tiers run the stages before it on the CPU (their own
+// decision), the segment on the device, and the stages after it on the CPU
+// (another decision) — or finish on the device when the segment ends the
+// pipeline and the terminal can (reductions, count, collect_array). Two more
+// GPU tiers exist for a phase that is just a run of gpu_maps from a host
+// source to the terminal: cuda-streamed (chunks through pinned staging,
+// overlapping copies and kernels) and cpu+gpu (the range split so both
+// devices finish together). Every decision joins the plan that
+// last_decision() reports.
+#pragma once
+
+#include <cmath>
+#include <exception>
+#include <thread>
+
+#include "veda/detail/pipeline.hpp"
+#include "veda/detail/pipeline_cpu.hpp"
+#include "veda/detail/pipeline_gpu.hpp"
+#include "veda/detail/pipeline_terminals.hpp"
+
+namespace veda {
+namespace detail::pipe {
+
+template <class T>
+struct VecFeed {  // a materialised phase output, read by the next phase
+  using value_type = T;
+  const std::vector<T>* v;
+  std::size_t size() const noexcept { return v->size(); }
+  const T& get(std::size_t i) const { return (*v)[i]; }
+  const T* host() const noexcept { return v->data(); }
+};
+
+template <class F>
+struct feed_traits {
+  static constexpr bool index = false, span = false;
+};
+template <class I>
+struct feed_traits<IndexSource<I>> {
+  static constexpr bool index = true, span = false;
+};
+template <class T>
+struct feed_traits<SpanSource<T>> {
+  static constexpr bool index = false, span = true;
+};
+
+void record_plan(Decision composite);  // last_decision() returns it until the next call
+Decision current_decision();           // the latest single decision
+
+template <class Tag, int Role>
+struct SiteTag {};
+constexpr std::uint32_t kCpuTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto);
+
+template <class Tag>
+Site& pipeline_site(const std::string& name, std::uint32_t tiers) {
+  if (name == "par_iter") {
+    static Site* const site = site_for(&typeid(Tag), "par_iter", OpClass::Map, tiers, {});
+    return *site;
+  }
+  return *site_for(&typeid(Tag), name, OpClass::Map, tiers, {});
+}
+
+template <class R>
+struct GpuPhase;  // pipeline_run_gpu.hpp (nvcc-compiled files)
+
+template <class Src, class Stages, class Term, class Tag>
+class Runner {
+  using L = layout<Stages>;
+  static constexpr std::size_t N = std::tuple_size_v<Stages>;
+  using V0 = typename Src::value_type;
+
+ public:
+  Runner(Runtime& rt, const Stages& st, const Term& term, const std::string& name, Placement placement, bool strict,
+         std::vector<Decision>& plan)
+      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict), plan_(plan) {}
+
+  template <std::size_t I, class Feed>
+  auto phase(const Feed& feed) {
+    constexpr std::size_t E = L::phase_end(I);
+    constexpr Segment seg = L::segment(I, E);
+    const auto r = phase_range<I, E>(st_, feed.size());
+    const std::size_t count = r.hi - r.lo;
+    CallDesc d;
+    d.n = count;
+    d.type_key = &type_tag<Tag, std::integral_constant<std::size_t, I>>;
+    d.placement = placement_;
+    d.strict = strict_;
+    bool on_dev = false, on_host = true;
+    if constexpr (feed_traits<Feed>::span) {
+      if (feed.array) {
+        on_dev = feed.array->valid_on_device();
+        on_host = feed.array->valid_on_host();
+      }
+    }
+    if (!on_host) d.cpu_d2h_bytes = count * sizeof(typename Feed::value_type);
+    std::uint32_t tiers = kCpuTiers;
+    if constexpr (seg.valid) {
+      using VIn = value_at_t<V0, Stages, seg.g0>;
+      using VOut = value_at_t<V0, Stages, seg.g1>;
+      tiers |= tier_bit(Tier::Cuda) | (streamable<I, E, seg, Feed>() ? tier_bit(Tier::CudaStreamed) : 0) |
+               (coexec_able<I, E, seg, Feed>() ? tier_bit(Tier::CoExec) : 0);
+      d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(VIn) + sizeof(VOut));
+      const bool input_on_device = seg.g0 == I && (feed_traits<Feed>::index || on_dev);
+      d.h2d_bytes = input_on_device ? 0 : count * sizeof(VIn);
+      d.d2h_bytes = seg.g1 == E && E == N && Term::device_ok && Term::kind != TermKind::Collect ? 0 : count * sizeof(VOut);
+      d.any_on_device = d.all_on_device = input_on_device && count > 0;
+      d.gpu_capable = d.nvcc_site = true;
+    } else {
+      d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(typename Feed::value_type) +
+                                                    sizeof(value_at_t<V0, Stages, E>));
+      d.nvcc_site = VEDA_GPU_SITE;
+      if (d.placement == Placement::Gpu) d.placement = Placement::Auto;  // nothing here can use it
+    }
+    Plan p = begin_call(rt_, pipeline_site<SiteTag<Tag, 3 * static_cast<int>(I)>>(name_, tiers), d);
+#if VEDA_GPU_SITE
+    if constexpr (seg.valid) {
+      if (tier_device(p.tier) == Device::Gpu && count > 0) {
+        try {
+          return GpuPhase<Runner>::template run<I, E, seg>(*this, feed, r, p, d);
+        } catch (const OutOfMemory& e) {
+          p = fallback_to_cpu(rt_, p, d, e.what());
+        }
+      }
+    }
+#endif
+    if (tier_device(p.tier) == Device::Gpu) p.tier = Tier::Serial;  // an empty phase
+    return phase_cpu<I, E>(feed, r, p, d);
+  }
+
+ private:
+  // Host access to a span feed (an Array is brought up to date only now).
+  template <class Feed>
+  static Feed bound(const Feed& f) {
+    Feed b = f;
+    if constexpr (feed_traits<Feed>::span) b.bind_host();
+    return b;
+  }
+
+  template <std::size_t I, std::size_t E, class Feed, class R>
+  auto phase_cpu(const Feed& raw, const R& r, const Plan& p, const CallDesc& d) {
+    const Feed feed = bound(raw);
+    auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {
+      for (std::size_t j = j0; j < j1; ++j)
+        if (!apply<I, E>(st_, r, r.lo + j, feed.get(r.lo + j), sink)) return false;
+      return true;
+    };
+    return finish<E>(p, d, r.hi - r.lo, !L::has_filter(I, E), run);
+  }
+
+  // Runs the terminal (E == N) or materialises for the next phase.
+  template <std::size_t E, class Run>
+  auto finish(const Plan& p, const CallDesc& d, std::size_t count, bool one_to_one, const Run& run) {
+    using Out = value_at_t<V0, Stages, E>;
+    if constexpr (E == N) {
+      auto result = term_.template cpu<Out>(rt_, p, count, one_to_one, run);
+      end_call(rt_, p, d);
+      plan_.push_back(current_decision());
+      return result;
+    } else {
+      const std::vector<Out> mid = collect_cpu<Out>(rt_, p, count, one_to_one, run);
+      end_call(rt_, p, d);
+      plan_.push_back(current_decision());
+      return phase<E>(VecFeed<Out>{&mid});
+    }
+  }
+
+  template <std::size_t I, std::size_t E, Segment seg, class Feed>
+  static constexpr bool streamable() {
+    return seg.maps_only && seg.g0 == I && seg.g1 == E && E == N && Term::kind == TermKind::Collect &&
+           !feed_traits<Feed>::index;
+  }
+  template <std::size_t I, std::size_t E, Segment seg, class Feed>
+  static constexpr bool coexec_able() {
+    return seg.maps_only && seg.g0 == I && seg.g1 == E && E == N &&
+           (Term::kind == TermKind::Collect || (Term::kind == TermKind::Reduce && Term::device_ok));
+  }
+
+  friend struct GpuPhase<Runner>;
+  Runtime& rt_;
+  const Stages& st_;
+  const Term& term_;
+  const std::string& name_;
+  Placement placement_;
+  bool strict_;
+  std::vector<Decision>& plan_;
+};
+
+}  // namespace detail::pipe
+}  // namespace veda
+
+#if VEDA_GPU_SITE
+#include "veda/detail/pipeline_run_gpu.hpp"
+#endif
