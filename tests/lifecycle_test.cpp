@@ -116,6 +116,11 @@ TEST_CASE("init/shutdown cycles racing calls never crash") {
       }
     });
   for (int cycle = 0; cycle < 20; ++cycle) {
+    // Let a caller get through this runtime before tearing it down (bounded,
+    // so an overloaded machine slows the test instead of failing it).
+    const long before = ok.load();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (ok.load() == before && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
     veda::shutdown();
     veda::init(veda::Config::builder().threads(1).build());
   }
