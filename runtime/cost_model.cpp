@@ -61,9 +61,10 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   const double T = std::max(1, r.threads);
   const double back = p.gpu.present ? d2h_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
   const double wake = r.idle_us > p.cpu.tbb_idle_us ? p.cpu.tbb_wake_us : 0;
-  const double serial_body = std::max(n * c, in_cache ? 0 : ws / p.cpu.bw_one_gbps) * 1e-3;
-  const double par_body =
-      std::max(n * c / T, ws / p.cpu.bw_all_gbps * (in_cache ? (T - 1) / T : 1.0)) * 1e-3;
+  const double serial_mem = (in_cache ? 0 : ws / p.cpu.bw_one_gbps) * 1e-3;
+  const double par_mem = ws / p.cpu.bw_all_gbps * (in_cache ? (T - 1) / T : 1.0) * 1e-3;
+  const double serial_body = std::max(n * c * 1e-3, serial_mem);
+  const double par_body = std::max(n * c / T * 1e-3, par_mem);
   for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto, Tier::CpuImpl}) {
     if (!(r.tiers & tier_bit(t))) continue;
     const bool parallel = t == Tier::TbbStatic || t == Tier::TbbAuto;
@@ -72,6 +73,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     parts.overhead = parallel ? (t == Tier::TbbStatic ? p.cpu.tbb_static_us : p.cpu.tbb_auto_us) + wake : kCallUs;
     parts.body = parallel ? par_body : serial_body;
     Estimate e = make(t, parts);
+    e.memory_us = parallel ? par_mem : serial_mem;
     if (parallel && r.threads <= 1) {
       e.eligible = false;
       e.note = "one CPU thread";
@@ -79,11 +81,16 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     out.push_back(e);
   }
   const double g_elem = gpu_elem_ns(p, r, c);
+  // Host memory the transfers touch: pageable data is read and written once
+  // more by the staging copy.
+  const double host_traffic = xfer_us(static_cast<double>(r.h2d_bytes + r.d2h_bytes) * (r.host_pinned ? 1 : 2),
+                                      p.cpu.bw_all_gbps);
   const double in = h2d_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
   const double back_out = d2h_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   for (Tier t : {Tier::Cuda, Tier::CudaImpl}) {
     if (!(r.tiers & tier_bit(t))) continue;
     out.push_back(make(t, {p.gpu.launch_us, in + back_out, n * g_elem * 1e-3}));
+    out.back().host_traffic_us = host_traffic;
   }
   if (r.tiers & tier_bit(Tier::CoExec)) {
     Estimate e;  // filled in by choose(), once history has corrected both sides
@@ -101,6 +108,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     const double fill = xfer_us(kChunkBytes, p.gpu.h2d_staged_gbps) + xfer_us(kChunkBytes, p.gpu.d2h_staged_gbps);
     Estimate e = make(Tier::CudaStreamed, {p.gpu.launch_us + fill, std::max(in_s, out_s),
                                            std::max(0.0, n * g_elem * 1e-3 - std::max(in_s, out_s))});
+    e.host_traffic_us = host_traffic;
     if (r.d2h_bytes == 0 || moved < 4 * kChunkBytes) {
       e.eligible = false;
       e.note = "too little host data to stream";
@@ -135,7 +143,10 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
   const double ag = gpu->overhead_us, bg = (gpu->total_us - ag) / n;
   double f = (ac - ag + bc * n) / ((bg + bc) * n);
   f = std::clamp(f, 0.0, 1.0);
-  const double t = std::max(ag + bg * f * n, ac + bc * (1 - f) * n) + kCoExecJoinUs;
+  // Both parts share host memory: the CPU part's traffic plus the GPU part's
+  // transfers cannot go faster than the memory system allows.
+  const double shared = cpu->memory_us * (1 - f) + gpu->host_traffic_us * f;
+  const double t = std::max({ag + bg * f * n, ac + bc * (1 - f) * n, shared}) + kCoExecJoinUs;
   co->total_us = t;
   co->overhead_us = ag + kCoExecJoinUs;
   co->transfer_us = gpu->transfer_us * f;

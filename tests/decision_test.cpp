@@ -7,6 +7,7 @@
 // exploration is bounded; deterministic mode never explores.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -202,4 +203,43 @@ TEST_CASE("deterministic mode ignores history and never explores") {
   CHECK(c.tier == Tier::TbbStatic);  // the model's choice, as if no history
   CHECK_FALSE(c.explored);
   CHECK(c.settled);
+}
+
+TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one side wins alone") {
+  auto p = profile("profile_h100.json");
+  p.cpu.bw_all_gbps = 120;  // a 16-core server host for the H100
+  CostRequest r;
+  r.tiers = kMap | tier_bit(Tier::CoExec);
+  r.n = std::size_t{1} << 24;
+  r.bytes_per_elem = 8;
+  r.h2d_bytes = 4 * r.n;
+  r.d2h_bytes = 4 * r.n;
+  r.host_pinned = true;
+  r.threads = 16;
+  r.gpu_ok = true;
+  r.flops_per_elem = 74;  // 16 CPU threads and the pinned link take about as long
+  Choice c = decide(p, r);
+  CHECK(c.tier == Tier::CoExec);
+  CHECK(c.gpu_fraction > 0.3);
+  CHECK(c.gpu_fraction < 0.7);
+  CHECK(starts(c.reason, "CPU and GPU together fastest"));
+  r.flops_per_elem = 5000;  // compute-heavy: the GPU alone wins
+  c = decide(p, r);
+  CHECK(tier_device(c.tier) == veda::Device::Gpu);
+  CHECK(c.tier != Tier::CoExec);
+  c = decide(p, r);
+  CHECK(c.tier != Tier::CoExec);
+  const auto co = std::find_if(c.estimates.begin(), c.estimates.end(), [](const Estimate& e) { return e.tier == Tier::CoExec; });
+  REQUIRE(co != c.estimates.end());
+  CHECK_FALSE(co->eligible);
+  ChoiceContext det;
+  det.deterministic = true;
+  r.flops_per_elem = 74;
+  CHECK(decide(p, r, det).tier != Tier::CoExec);  // off in deterministic mode
+  // This 2-core host: memory-bound work shares 34 GB/s with the staging copies.
+  auto small = profile("profile_h100.json");
+  r.threads = 2;
+  r.host_pinned = false;
+  r.flops_per_elem = 0;
+  CHECK(decide(small, r).tier != Tier::CoExec);
 }
