@@ -280,7 +280,7 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.slot = &slot;
   p.bucket = &b;
   p.mask = r.mask;
-  if (last_call().plan) last_call().plan.reset();
+  last_call().has_plan = false;
   if (d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r)) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;

@@ -97,9 +97,8 @@ class Site {
   std::array<std::atomic<TypeSlot*>, kSlots> slots_{};
 };
 
-// The calling thread's latest call, for veda::last_decision().
-struct LastCall {
-  std::shared_ptr<const Decision> plan;  // a whole par_iter plan, until the next call
+// One call as last_decision() reports it.
+struct CallRecord {
   Site* site = nullptr;
   BucketState* bucket = nullptr;
   std::shared_ptr<const Explanation> explanation;  // set by slow-path decisions
@@ -110,6 +109,17 @@ struct LastCall {
   bool fallback = false;
   bool explored = false;
   bool forced_tier = false;
+};
+
+// The calling thread's latest call, or the plan (one record per segment) of
+// its latest par_iter terminal; the Decision is built only when asked for.
+struct LastCall : CallRecord {
+  static constexpr std::size_t kMaxParts = 16;
+  bool has_plan = false;
+  std::string plan_name;
+  std::size_t plan_size = 0;
+  std::array<CallRecord, kMaxParts> parts;
+  std::size_t nparts = 0;  // pending or committed plan records
 };
 LastCall& last_call() noexcept;
 

@@ -1,4 +1,5 @@
 // Decision text, the thread's last decision, ScopedPlacement, tier names.
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -92,28 +93,17 @@ std::string Decision::to_string() const {
   return os.str();
 }
 
-namespace detail::pipe {
-void record_plan(Decision composite) { last_call().plan = std::make_shared<const Decision>(std::move(composite)); }
-Decision current_decision() {
-  auto& l = last_call();
-  auto saved = std::move(l.plan);
-  Decision d = last_decision();
-  l.plan = std::move(saved);
-  return d;
-}
-}  // namespace detail::pipe
-
-Decision last_decision() {
-  const detail::LastCall& l = detail::last_call();
-  if (l.plan) return *l.plan;
+namespace detail {
+namespace {
+Decision decision_of(const CallRecord& l) {
   Decision d;
   if (!l.site) return d;
   d.name = l.site->name();
   d.sizes = {l.n};
-  d.tier = detail::tier_name(l.tier);
-  d.device = detail::tier_device(l.tier);
+  d.tier = tier_name(l.tier);
+  d.device = tier_device(l.tier);
   d.measured_us = l.measured_us;
-  std::shared_ptr<const detail::Explanation> e = l.explanation;
+  std::shared_ptr<const Explanation> e = l.explanation;
   if (!e) {
     std::lock_guard lock(l.bucket->mu);
     e = l.bucket->explanation[l.mask];
@@ -123,8 +113,8 @@ Decision last_decision() {
     d.explored = l.explored;
     for (const auto& est : e->estimates) {
       Candidate c;
-      c.tier = detail::tier_name(est.tier);
-      c.device = detail::tier_device(est.tier);
+      c.tier = tier_name(est.tier);
+      c.device = tier_device(est.tier);
       c.predicted_us = est.total_us;
       c.transfer_us = est.transfer_us;
       c.from_history = est.from_history;
@@ -135,10 +125,49 @@ Decision last_decision() {
     }
   }
   if (l.forced_tier) {
-    d.reason = std::string("forced tier ") + detail::tier_name(l.tier) + " by option";
+    d.reason = std::string("forced tier ") + tier_name(l.tier) + " by option";
     d.candidates.clear();
   }
   if (l.fallback) d.reason = "device out of memory: fell back to CPU; " + d.reason;
+  return d;
+}
+}  // namespace
+
+namespace pipe {
+void plan_begin() noexcept { last_call().nparts = 0; }
+void plan_add() noexcept {
+  LastCall& l = last_call();
+  if (l.nparts < LastCall::kMaxParts) l.parts[l.nparts++] = static_cast<const CallRecord&>(l);
+}
+void plan_finish(const std::string& name, std::size_t size) {
+  LastCall& l = last_call();
+  l.has_plan = true;
+  l.plan_name = name;
+  l.plan_size = size;
+}
+}  // namespace pipe
+}  // namespace detail
+
+Decision last_decision() {
+  const detail::LastCall& l = detail::last_call();
+  if (!l.has_plan) return detail::decision_of(l);
+  Decision d;
+  for (std::size_t i = 0; i < l.nparts; ++i) d.segments.push_back(detail::decision_of(l.parts[i]));
+  if (d.segments.size() == 1) {
+    d = d.segments.front();
+    d.segments = {d};
+  } else {
+    d.tier = "plan";
+    d.reason = "plan of " + std::to_string(d.segments.size()) + " segments";
+    d.device = std::any_of(d.segments.begin(), d.segments.end(),
+                           [](const Decision& s) { return s.device == Device::Gpu; })
+                   ? Device::Gpu
+                   : Device::Cpu;
+    d.measured_us = 0;
+    for (const auto& s : d.segments) d.measured_us += std::max(0.0, s.measured_us);
+  }
+  d.name = l.plan_name;
+  d.sizes = {l.plan_size};
   return d;
 }
 

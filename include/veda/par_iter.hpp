@@ -182,24 +182,11 @@ class Pipeline {
     Runtime& rt = scope.runtime();
     Stages st = st_;
     std::apply([](auto&... s) { (bind_zip(s), ...); }, st);
-    std::vector<Decision> plan;
+    detail::pipe::plan_begin();
     detail::pipe::Runner<Src, Stages, Term, std::pair<Pipeline, Term>> runner(rt, st, term, opt_.name, opt_.placement,
-                                                                             opt_.strict, plan);
+                                                                             opt_.strict);
     auto result = runner.template phase<0>(src_);
-    Decision d = detail::pipe::current_decision();
-    d.name = opt_.name;
-    d.sizes = {src_.size()};
-    d.segments = std::move(plan);
-    if (d.segments.size() > 1) {
-      d.reason = "plan of " + std::to_string(d.segments.size()) + " segments";
-      d.candidates.clear();
-      d.tier = "plan";
-      d.device = std::any_of(d.segments.begin(), d.segments.end(),
-                             [](const Decision& s) { return s.device == Device::Gpu; })
-                     ? Device::Gpu
-                     : Device::Cpu;
-    }
-    detail::pipe::record_plan(std::move(d));
+    detail::pipe::plan_finish(opt_.name, src_.size());
     if constexpr (std::is_same_v<decltype(result), int>) return;
     else return result;
   }

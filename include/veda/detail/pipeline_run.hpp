@@ -47,8 +47,11 @@ struct feed_traits<SpanSource<T>> {
   static constexpr bool index = false, span = true;
 };
 
-void record_plan(Decision composite);  // last_decision() returns it until the next call
-Decision current_decision();           // the latest single decision
+// The thread's plan record for last_decision(): begin, one entry per
+// decision taken (a copy of the latest call), then finish.
+void plan_begin() noexcept;
+void plan_add() noexcept;
+void plan_finish(const std::string& name, std::size_t size);
 
 template <class Tag, int Role>
 struct SiteTag {};
@@ -73,9 +76,8 @@ class Runner {
   using V0 = typename Src::value_type;
 
  public:
-  Runner(Runtime& rt, const Stages& st, const Term& term, const std::string& name, Placement placement, bool strict,
-         std::vector<Decision>& plan)
-      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict), plan_(plan) {}
+  Runner(Runtime& rt, const Stages& st, const Term& term, const std::string& name, Placement placement, bool strict)
+      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict) {}
 
   template <std::size_t I, class Feed>
   auto phase(const Feed& feed) {
@@ -157,12 +159,12 @@ class Runner {
     if constexpr (E == N) {
       auto result = term_.template cpu<Out>(rt_, p, count, one_to_one, run);
       end_call(rt_, p, d);
-      plan_.push_back(current_decision());
+      plan_add();
       return result;
     } else {
       const std::vector<Out> mid = collect_cpu<Out>(rt_, p, count, one_to_one, run);
       end_call(rt_, p, d);
-      plan_.push_back(current_decision());
+      plan_add();
       return phase<E>(VecFeed<Out>{&mid});
     }
   }
@@ -185,7 +187,6 @@ class Runner {
   const std::string& name_;
   Placement placement_;
   bool strict_;
-  std::vector<Decision>& plan_;
 };
 
 }  // namespace detail::pipe

@@ -77,13 +77,13 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         measured = true;
       }
       end_call(self.rt_, p, d, measured);
-      self.plan_.push_back(current_decision());
+      plan_add();
       return result;
     } else {
       std::vector<VOut> host(out.n);
       gpu_bridge::copy_out(self.rt_, host.data(), out.data(), out.n * sizeof(VOut), s, false);
       end_call(self.rt_, p, d);
-      self.plan_.push_back(current_decision());
+      plan_add();
       return post<I, seg.g1, E>(self, host, r);
     }
   }
@@ -121,7 +121,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     };
     std::vector<T> v = collect_cpu<T>(self.rt_, p, d.n, !L::has_filter(I, K), run);
     end_call(self.rt_, p, d);
-    self.plan_.push_back(current_decision());
+    plan_add();
     return v;
   }
 
@@ -164,7 +164,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         },
         &ctx);
     end_call(self.rt_, p, d);
-    self.plan_.push_back(current_decision());
+    plan_add();
     return out;
   }
 
@@ -256,7 +256,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
       }
     }
     end_call(rt, p, d);
-    self.plan_.push_back(current_decision());
+    plan_add();
     if constexpr (Term::kind == TermKind::Collect) {
       (void)result;
       return out;
