@@ -13,6 +13,12 @@ constexpr double kInCacheBytes = 8.0 * (1 << 20);
 constexpr double kCallUs = 0.02;             // an inline call's own cost
 constexpr double kStagedMin = 256.0 * 1024;  // smaller copies skip staging
 constexpr double kChunkBytes = 4.0 * (1 << 20);
+// A static partition gives each thread one fixed share: a worker that starts
+// late (a wake-up, or a virtual machine running it on the caller's core)
+// delays the whole call, while the auto partitioner rebalances. Static pays
+// this risk on its parallel body; it still wins short loops, where its
+// cheaper fork-join matters more.
+constexpr double kStaticImbalance = 0.05;
 
 double xfer_us(double bytes, double gbps) { return bytes <= 0 ? 0 : bytes / gbps * 1e-3; }
 
@@ -71,7 +77,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     Parts parts;
     parts.transfer = back;
     parts.overhead = parallel ? (t == Tier::TbbStatic ? p.cpu.tbb_static_us : p.cpu.tbb_auto_us) + wake : kCallUs;
-    parts.body = parallel ? par_body : serial_body;
+    parts.body = parallel ? par_body * (t == Tier::TbbStatic ? 1 + kStaticImbalance : 1.0) : serial_body;
     Estimate e = make(t, parts);
     e.memory_us = parallel ? par_mem : serial_mem;
     if (parallel && r.threads <= 1) {
@@ -208,13 +214,25 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
           h(e.tier).explored < kMaxExplore && e.total_us <= kExploreBand * best->total_us &&
           (!explore || e.total_us < explore->total_us))
         explore = &e;
+  // A measured runner-up whose samples are old is re-measured: the machine
+  // may have changed (load, frequency, other runtimes' threads).
+  bool refresh = false;
+  if (learn && !explore)
+    for (const auto& e : est)
+      if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) &&
+          e.total_us <= kExploreBand * best->total_us && (!explore || e.total_us < explore->total_us)) {
+        explore = &e;
+        refresh = true;
+      }
   std::string why;
   if (explore) {
     c.tier = explore->tier;
     c.gpu_fraction = explore->gpu_fraction;
     c.explored = true;
-    why = std::string("exploring ") + tier_name(explore->tier) +
-          ": unmeasured, predicted within 30% of " + tier_name(best->tier);
+    c.refreshed = refresh;
+    why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) +
+          (refresh ? ": last measured a while ago" : ": unmeasured") + ", predicted within 30% of " +
+          tier_name(best->tier);
   } else {
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
     const Device d = tier_device(best->tier);

@@ -68,8 +68,10 @@ std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& req);
 // What history knows about one tier in one bucket.
 struct TierHistory {
   int samples = 0;            // kept (warm-up dropped)
-  double correction = 1.0;    // median of measured / analytic
+  double correction = 1.0;    // median of measured / analytic (newest samples)
   int explored = 0;           // exploration runs already spent
+  bool stale = false;         // measured, but not for a while: conditions may have changed
+  int refresh = 0;            // re-measurement runs still to do
 };
 using HistoryView = std::array<TierHistory, kTierCount>;
 
@@ -83,6 +85,7 @@ constexpr double kCoExecJoinUs = 30;
 
 struct Choice {
   Tier tier = Tier::Serial;
+  bool refreshed = false;      // an exploration that re-measures a stale tier
   double gpu_fraction = 0;     // CoExec: share of the range given to the GPU
   bool explored = false;
   bool settled = false;        // nothing left to learn: the choice may be cached

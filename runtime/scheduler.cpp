@@ -29,13 +29,14 @@ void TierSamples::add(double us, double n) {
 
 double TierSamples::correction(double a, double b) const {
   if (count_ == 0) return 1.0;
+  const int k = std::min<int>(count_, kRecent);
   std::array<double, kRing> r{};
-  for (int i = 0; i < count_; ++i) {
-    const double predicted = std::max(a + b * n_[static_cast<std::size_t>(i)], 1e-3);
-    r[static_cast<std::size_t>(i)] = us_[static_cast<std::size_t>(i)] / predicted;
+  for (int j = 0; j < k; ++j) {  // the newest k, walking back from next_
+    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
+    r[static_cast<std::size_t>(j)] = us_[i] / std::max(a + b * n_[i], 1e-3);
   }
-  auto mid = r.begin() + count_ / 2;
-  std::nth_element(r.begin(), mid, r.begin() + count_);
+  auto mid = r.begin() + k / 2;
+  std::nth_element(r.begin(), mid, r.begin() + k);
   return std::max(*mid, 1e-3);
 }
 
@@ -43,6 +44,8 @@ void BucketState::reset(std::uint64_t gen) {
   generation = gen;
   for (auto& s : samples) s.reset();
   explored.fill(0);
+  refresh.fill(0);
+  last_sample_ns.fill(0);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
 }
@@ -173,6 +176,9 @@ std::string forced_text(Forced f, const std::string& obstacle) {
   return {};
 }
 
+// History older than this may no longer describe the machine.
+constexpr std::int64_t kStaleNs = 500'000'000;
+
 int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
 int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
 std::uint64_t pack(std::uint64_t gen, Tier t) { return (gen << 8) | (static_cast<std::uint64_t>(t) + 1); }
@@ -185,7 +191,7 @@ std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDe
   const double c = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
   const double per = c > 0 ? c : st.profile.cpu.map_ns_per_elem;
   const auto g = static_cast<std::size_t>(20000.0 / per);
-  return std::clamp<std::size_t>(g, std::max<std::size_t>(1, d.n / (64 * threads)),
+  return std::clamp<std::size_t>(g, std::max<std::size_t>(1, d.n / (1024 * threads)),
                                  std::max<std::size_t>(1, d.n / threads));
 }
 
@@ -222,19 +228,30 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   auto est = estimate(st.profile, make_request(st, site, slot, d, r, obstacle, idle_us));
   HistoryView hv{};
   const double n = static_cast<double>(std::max<std::size_t>(d.n, 1));
+  const std::int64_t now = now_ns();
   for (const auto& e : est) {
-    auto& h = hv[static_cast<std::size_t>(e.tier)];
-    const auto& s = b.samples[static_cast<std::size_t>(e.tier)];
+    const auto t = static_cast<std::size_t>(e.tier);
+    auto& h = hv[t];
+    const auto& s = b.samples[t];
     h.samples = s.count();
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
-    h.explored = b.explored[static_cast<std::size_t>(e.tier)];
+    h.explored = b.explored[t];
+    h.stale = h.samples >= kMinSamples && now - b.last_sample_ns[t] > kStaleNs;
+    h.refresh = b.refresh[t];
   }
   ChoiceContext ctx;
   ctx.deterministic = st.config.deterministic();
   ctx.all_on_device = d.all_on_device;
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
-  if (c.explored) ++b.explored[static_cast<std::size_t>(c.tier)];
+  const auto ct = static_cast<std::size_t>(c.tier);
+  if (c.refreshed) {
+    // Three runs per refresh; the stamp keeps the next one at least kStaleNs away.
+    b.refresh[ct] = b.refresh[ct] > 0 ? static_cast<std::uint8_t>(b.refresh[ct] - 1) : 2;
+    b.last_sample_ns[ct] = now;
+  } else if (c.explored) {
+    ++b.explored[ct];
+  }
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);
   expl->reason = std::move(c.reason);
@@ -271,7 +288,7 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   const Resolved r = resolve(st, site, d);
   const std::int64_t now = now_ns();
   const bool det = st.config.deterministic();
-  const double idle_us = det ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns()) / 1e3;
+  const double idle_us = det ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns(now)) / 1e3;
   const int idle = idle_us > st.profile.cpu.tbb_idle_us ? 1 : 0;
   TypeSlot& slot = site.slot(d.type_key);
   BucketState& b = slot.bucket(bucket_of(d.n), residency_of(d), idle);
@@ -297,6 +314,9 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
     p.sync_for_timing = false;
+    // A settled decision keeps learning from every 4th call; the clock
+    // reads are a sizeable share of a tiny call.
+    p.timed = (calls & 3) == 0;
     p.t0 = now;  // deciding cost an atomic load: time from the start
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us, p);
@@ -308,11 +328,14 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
 
 void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
-  const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : now_ns() - p.t0;
+  measured = measured && (p.timed || elapsed_ns >= 0);
+  const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
   if (measured && p.bucket->mu.try_lock()) {
-    if (p.bucket->generation == st.generation)
+    if (p.bucket->generation == st.generation) {
       p.bucket->samples[static_cast<std::size_t>(p.tier)].add(us, static_cast<double>(d.n));
+      p.bucket->last_sample_ns[static_cast<std::size_t>(p.tier)] = p.t0 + t;
+    }
     p.bucket->mu.unlock();
   }
   // Serial runs over cached data tell the model what one element costs here.
@@ -345,7 +368,7 @@ void check_device_option(Runtime& rt, int device, const std::string& name) {
                           std::to_string(device) + "))");
 }
 
-tbb::task_arena& cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
+tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
 void parallel_done(Runtime& rt) noexcept { rt.state().cpu_executor->note_parallel_end(); }
 
 Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why) {

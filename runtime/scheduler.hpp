@@ -31,7 +31,9 @@ class TierSamples {
   static constexpr int kRing = 16;
   void add(double us, double n);
   int count() const noexcept { return count_; }
-  // Median of measured / (a + b * n): how far the analytic line is off.
+  // Median of measured / (a + b * n) over the newest kRecent samples: how far
+  // the analytic line is off now (one outlier cannot move a median).
+  static constexpr int kRecent = 8;
   double correction(double a, double b) const;
   void reset() noexcept { *this = TierSamples{}; }
 
@@ -57,6 +59,8 @@ class BucketState {
   std::uint64_t generation = 0;                 // guarded by mu
   std::array<TierSamples, kTierCount> samples;  // guarded by mu
   std::array<std::uint8_t, kTierCount> explored{};
+  std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
+  std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};

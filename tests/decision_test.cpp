@@ -64,9 +64,13 @@ TEST_CASE("tiny maps run serially, below the TBB break-even") {
 TEST_CASE("mid sizes run on oneTBB") {
   const auto p = profile("profile_cpu_2core.json");
   const Choice c = decide(p, saxpy(std::size_t{1} << 22, false));
-  CHECK(c.tier == Tier::TbbStatic);
+  CHECK(c.tier == Tier::TbbAuto);  // long loops: auto rebalances late workers
   CHECK(starts(c.reason, "above TBB break-even"));
   CHECK(has(c.reason, "no usable GPU"));
+  // A short parallel loop: the static partitioner's cheaper fork-join wins.
+  CostRequest short_loop = saxpy(std::size_t{1} << 14, false);
+  short_loop.cpu_ns_per_elem = 2.0;
+  CHECK(decide(p, short_loop).tier == Tier::TbbStatic);
 }
 
 TEST_CASE("large device-resident data runs on the GPU") {
@@ -168,19 +172,41 @@ TEST_CASE("history outranks the analytic estimate") {
 
 TEST_CASE("exploration: unmeasured tiers within 30% are tried a bounded number of times") {
   const auto p = profile("profile_cpu_2core.json");
-  const CostRequest r = saxpy(std::size_t{1} << 22, false);  // tbb-static best, tbb-auto close
+  const CostRequest r = saxpy(std::size_t{1} << 22, false);  // tbb-auto best, tbb-static close
   HistoryView h{};
-  h[static_cast<int>(Tier::TbbStatic)] = {3, 1.0, 0};
+  h[static_cast<int>(Tier::TbbAuto)] = {3, 1.0, 0};
   h[static_cast<int>(Tier::Serial)] = {3, 1.0, 0};
   Choice c = decide(p, r, {}, &h);
-  CHECK(c.tier == Tier::TbbAuto);
+  CHECK(c.tier == Tier::TbbStatic);
   CHECK(c.explored);
   CHECK_FALSE(c.settled);
-  CHECK(starts(c.reason, "exploring tbb-auto"));
-  h[static_cast<int>(Tier::TbbAuto)].explored = kMaxExplore;  // budget spent
+  CHECK(starts(c.reason, "exploring tbb-static"));
+  h[static_cast<int>(Tier::TbbStatic)].explored = kMaxExplore;  // budget spent
+  c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbAuto);
+  CHECK_FALSE(c.explored);
+}
+
+TEST_CASE("a measured runner-up is re-measured when its history is stale") {
+  const auto p = profile("profile_cpu_2core.json");
+  const CostRequest r = saxpy(std::size_t{1} << 22, false);
+  HistoryView h{};
+  h[static_cast<int>(Tier::TbbAuto)] = {4, 1.0, 0};
+  h[static_cast<int>(Tier::TbbStatic)] = {4, 1.02, 0};  // close behind
+  h[static_cast<int>(Tier::Serial)] = {4, 1.0, 0};
+  Choice c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbAuto);
+  CHECK(c.settled);
+  h[static_cast<int>(Tier::TbbStatic)].stale = true;
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbStatic);
-  CHECK_FALSE(c.explored);
+  CHECK(c.refreshed);
+  CHECK(starts(c.reason, "re-measuring tbb-static"));
+  h[static_cast<int>(Tier::Serial)] = {4, 2.0, 0};  // measured far behind...
+  h[static_cast<int>(Tier::Serial)].stale = true;    // ...so never re-measured
+  h[static_cast<int>(Tier::TbbStatic)].stale = false;
+  c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbAuto);
 }
 
 TEST_CASE("tiers far from the best are never explored") {
@@ -200,7 +226,7 @@ TEST_CASE("deterministic mode ignores history and never explores") {
   ChoiceContext ctx;
   ctx.deterministic = true;
   const Choice c = decide(p, saxpy(std::size_t{1} << 22, false), ctx, &h);
-  CHECK(c.tier == Tier::TbbStatic);  // the model's choice, as if no history
+  CHECK(c.tier == Tier::TbbAuto);  // the model's choice, as if no history
   CHECK_FALSE(c.explored);
   CHECK(c.settled);
 }

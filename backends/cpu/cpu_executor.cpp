@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <tbb/blocked_range.h>
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -12,11 +13,35 @@
 
 namespace veda::detail {
 
-// Pins each worker that enters the arena to one CPU of the process's affinity
-// mask, round-robin by arena slot. External threads (callers) are left alone.
-class CpuExecutor::Pinning : public tbb::task_scheduler_observer {
+// Watches workers entering and leaving the arena veda's loops run in (the
+// starting thread's implicit arena, or veda's own): counts those inside and
+// stamps the last exit, for idle_ns(). With pinning on, it also pins each
+// worker to one CPU of the process's affinity mask, round-robin by arena
+// slot; pinning sticks to the OS thread, so the worker keeps its CPU in
+// other arenas too. External threads (callers) are left alone.
+class CpuExecutor::Observer : public tbb::task_scheduler_observer {
  public:
-  explicit Pinning(tbb::task_arena& a) : tbb::task_scheduler_observer(a) {
+  explicit Observer(CpuExecutor& ex) : ex_(ex) { start(); }
+  Observer(CpuExecutor& ex, tbb::task_arena& a) : tbb::task_scheduler_observer(a), ex_(ex) { start(); }
+  ~Observer() override { observe(false); }
+  void on_scheduler_entry(bool is_worker) override {
+    if (!is_worker) return;
+    ex_.workers_inside_.fetch_add(1, std::memory_order_relaxed);
+    if (!ex_.pin_ || cpus_.empty()) return;
+    const int slot = tbb::this_task_arena::current_thread_index();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpus_[static_cast<std::size_t>(slot) % cpus_.size()], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+  void on_scheduler_exit(bool is_worker) override {
+    if (!is_worker) return;
+    ex_.workers_inside_.fetch_sub(1, std::memory_order_relaxed);
+    ex_.note_parallel_end();
+  }
+
+ private:
+  void start() {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
@@ -24,29 +49,22 @@ class CpuExecutor::Pinning : public tbb::task_scheduler_observer {
         if (CPU_ISSET(c, &set)) cpus_.push_back(c);
     observe(true);
   }
-  ~Pinning() override { observe(false); }
-  void on_scheduler_entry(bool is_worker) override {
-    if (!is_worker || cpus_.empty()) return;
-    const int slot = tbb::this_task_arena::current_thread_index();
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpus_[static_cast<std::size_t>(slot) % cpus_.size()], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  }
-
- private:
+  CpuExecutor& ex_;
   std::vector<int> cpus_;
 };
 
-CpuExecutor::CpuExecutor(int threads, bool pin_workers) : threads_(threads), arena_(threads) {
-  arena_.initialize();
-  if (pin_workers) observer_ = std::make_unique<Pinning>(arena_);
+CpuExecutor::CpuExecutor(int threads, bool pin_workers) : threads_(threads), pin_(pin_workers) {
+  if (threads != tbb::info::default_concurrency()) {
+    arena_.emplace(threads);
+    arena_->initialize();
+  }
+  observer_ = arena_ ? std::make_unique<Observer>(*this, *arena_) : std::make_unique<Observer>(*this);
   warm_up();
 }
 
 CpuExecutor::~CpuExecutor() {
   observer_.reset();
-  arena_.terminate();
+  if (arena_) arena_->terminate();
 }
 
 void CpuExecutor::warm_up() {
@@ -54,7 +72,7 @@ void CpuExecutor::warm_up() {
   // Each of `threads_` chunks waits until all have started, which forces every
   // worker to wake up and join; bounded so an oversubscribed machine cannot hang.
   std::atomic<int> started{0};
-  arena_.execute([&] {
+  execute([&] {
     tbb::parallel_for(
         tbb::blocked_range<int>(0, threads_, 1),
         [&](const tbb::blocked_range<int>&) {
@@ -65,7 +83,6 @@ void CpuExecutor::warm_up() {
         },
         tbb::static_partitioner());
   });
-  note_parallel_end();
 }
 
 void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
@@ -80,16 +97,16 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
         [&](const tbb::blocked_range<std::size_t>& r) {
           const std::size_t first = r.begin() * kPiece;
           const std::size_t last = std::min(bytes, r.end() * kPiece);
-          std::memcpy(static_cast<char*>(dst) + first, static_cast<const char*>(src) + first,
-                      last - first);
+          std::memcpy(static_cast<char*>(dst) + first, static_cast<const char*>(src) + first, last - first);
         },
         tbb::static_partitioner());
   });
 }
 
-std::int64_t CpuExecutor::idle_ns() const noexcept {
+std::int64_t CpuExecutor::idle_ns(std::int64_t now) const noexcept {
+  if (workers_inside_.load(std::memory_order_relaxed) > 0) return 0;
   const auto last = last_parallel_end_ns_.load(std::memory_order_relaxed);
-  return last == 0 ? std::int64_t{1} << 40 : now_ns() - last;
+  return last == 0 ? std::int64_t{1} << 40 : now - last;
 }
 
 void CpuExecutor::note_parallel_end() noexcept {

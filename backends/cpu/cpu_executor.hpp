@@ -1,12 +1,20 @@
 // CpuExecutor: veda's oneTBB worker pool.
 //
-// One task_arena with Config::threads() slots, created and warmed up when the
-// runtime starts, so that the first parallel call does not pay for starting
-// threads (a cold pool costs ~0.4-2 ms to get its second thread running).
+// With the default thread count, parallel loops run in the calling thread's
+// own (implicit) arena, exactly like the program's own oneTBB code, so the
+// two never compete for workers: a worker lingering in one arena leaves
+// another without help, which on a small machine halves parallel speed.
+// With an explicit Config::threads(), veda uses its own task_arena of that
+// size. Either way the pool is started and warmed up when the runtime starts,
+// so that the first parallel call does not pay for starting threads (a cold
+// pool costs ~0.4-2 ms to get its second thread running).
 // Optionally pins workers to cores through a task_scheduler_observer.
-// It also remembers when the last parallel region ended: after the workers
-// have gone to sleep, the next parallel call pays a wake-up that the cost
-// model adds to its TBB prediction.
+// It also tracks whether the workers are busy: an observer on the arena
+// counts workers inside it and notes when the last one left, and veda notes
+// when its own parallel regions end. After the workers have gone to sleep,
+// the next parallel call pays a wake-up that the cost model adds to its TBB
+// prediction. (Counting only veda's own regions would be wrong: the
+// program's own oneTBB loops keep the same workers awake.)
 //
 // Thread-safety: execute() may be called from any number of threads at once.
 #pragma once
@@ -18,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace veda::detail {
 
@@ -29,19 +38,22 @@ class CpuExecutor {
   CpuExecutor& operator=(const CpuExecutor&) = delete;
 
   int threads() const noexcept { return threads_; }
-  bool pinned() const noexcept { return observer_ != nullptr; }
-  tbb::task_arena& arena() noexcept { return arena_; }
+  bool pinned() const noexcept { return pin_; }
+  // veda's own arena, or null when parallel work runs in the caller's arena.
+  tbb::task_arena* arena() noexcept { return arena_ ? &*arena_ : nullptr; }
 
-  // Runs f inside the arena (f typically calls tbb::parallel_for) and notes
-  // when it finished, for the wake-up model.
+  // Runs f (typically a tbb::parallel_for) in the right arena and notes when
+  // it finished, for the wake-up model.
   template <class F>
   void execute(F&& f) {
-    arena_.execute(std::forward<F>(f));
+    if (arena_) arena_->execute(std::forward<F>(f));
+    else f();
     note_parallel_end();
   }
 
-  // Nanoseconds since the last parallel region ended (large if never).
-  std::int64_t idle_ns() const noexcept;
+  // Nanoseconds the workers have been idle: 0 while one is in the arena,
+  // else since the last parallel activity (large if never).
+  std::int64_t idle_ns(std::int64_t now) const noexcept;
   void note_parallel_end() noexcept;
 
   // Starts every worker thread and waits until each has run a task.
@@ -51,11 +63,13 @@ class CpuExecutor {
   void copy(void* dst, const void* src, std::size_t bytes);
 
  private:
-  class Pinning;
+  class Observer;
   int threads_;
-  tbb::task_arena arena_;
-  std::unique_ptr<Pinning> observer_;
+  bool pin_;
+  std::optional<tbb::task_arena> arena_;
   std::atomic<std::int64_t> last_parallel_end_ns_{0};
+  std::atomic<int> workers_inside_{0};
+  std::unique_ptr<Observer> observer_;
 };
 
 // Monotonic clock in nanoseconds, used throughout veda's timing.

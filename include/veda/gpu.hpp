@@ -65,7 +65,7 @@ void run_map_cpu(Runtime& rt, const Plan& p, const F& f, R* out, std::size_t n, 
     return;
   }
   auto body = [&](const tbb::blocked_range<std::size_t>& r) { map_range(f, out, r.begin(), r.end(), acc...); };
-  cpu_arena(rt).execute([&] {
+  in_cpu_arena(rt, [&] {
     if (p.tier == Tier::TbbStatic)
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), body, tbb::static_partitioner());
     else

@@ -71,6 +71,7 @@ struct ParIterOptions {
   std::string name = "par_iter";
   Placement placement = Placement::Auto;  // for every segment of the pipeline
   bool strict = false;
+  std::string tier;  // force a named tier for every phase: benchmarks, debugging
 };
 
 namespace detail::pipe {
@@ -183,8 +184,8 @@ class Pipeline {
     Stages st = st_;
     std::apply([](auto&... s) { (bind_zip(s), ...); }, st);
     detail::pipe::plan_begin();
-    detail::pipe::Runner<Src, Stages, Term, std::pair<Pipeline, Term>> runner(rt, st, term, opt_.name, opt_.placement,
-                                                                             opt_.strict);
+    detail::pipe::Runner<Src, Stages, Term, std::pair<Pipeline, Term>> runner(
+        rt, st, term, opt_.name, opt_.placement, opt_.strict, detail::parse_tier(opt_.tier));
     auto result = runner.template phase<0>(src_);
     detail::pipe::plan_finish(opt_.name, src_.size());
     if constexpr (std::is_same_v<decltype(result), int>) return;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <utility>
 
 #include <tbb/task_arena.h>
 
@@ -68,6 +69,7 @@ struct Plan {
   Tier tier = Tier::Serial;
   std::size_t grain = 1;        // for TBB tiers: elements per task
   bool sync_for_timing = true;  // GPU tiers: synchronise so the time can be learned
+  bool timed = true;            // end_call reads the clock (settled CPU calls: 1 in 4)
   bool fallback = false;        // forced back to the CPU (device out of memory)
   double gpu_fraction = 0;      // CoExec: the GPU's share of the range
   bool forced_tier = false;     // CallDesc::forced_tier was honoured
@@ -91,10 +93,17 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = tru
 // call, counted and logged once per site.
 Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why);
 
-// veda's oneTBB arena, and the note that a parallel region just ended (for
-// the wake-up model). CPU tiers run parallel loops inside cpu_arena().
-tbb::task_arena& cpu_arena(Runtime& rt) noexcept;
+// veda's oneTBB arena (null: parallel loops run in the caller's own arena),
+// and the note that a parallel region just ended (for the wake-up model).
+tbb::task_arena* cpu_arena(Runtime& rt) noexcept;
 void parallel_done(Runtime& rt) noexcept;
+
+// Runs f, a parallel loop of a CPU tier, where veda's CPU work runs.
+template <class F>
+void in_cpu_arena(Runtime& rt, F&& f) {
+  if (tbb::task_arena* a = cpu_arena(rt)) a->execute(std::forward<F>(f));
+  else f();
+}
 
 }  // namespace detail
 }  // namespace veda

@@ -232,8 +232,14 @@ PhaseRange<std::tuple_size_v<Stages>> phase_range(const Stages& st, std::size_t 
 // Pushes the element at source position `i`, with value v entering stage K,
 // through stages [K, E) into `sink`. Returns false only if the sink asks to
 // stop (short-circuiting terminals).
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__)
+#define VEDA_INLINE [[gnu::always_inline]] inline
+#else
+#define VEDA_INLINE inline
+#endif
+
 template <std::size_t K, std::size_t E, class Stages, class Range, class V, class Sink>
-inline bool apply(const Stages& st, const Range& r, std::size_t i, V&& v, Sink& sink) {
+VEDA_INLINE bool apply(const Stages& st, const Range& r, std::size_t i, V&& v, Sink& sink) {
   if constexpr (K == E) {
     return sink(std::forward<V>(v));
   } else {

@@ -38,7 +38,7 @@ void for_ranges(Runtime& rt, const Plan& p, std::size_t count, const Body& body)
     return;
   }
   auto task = [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); };
-  cpu_arena(rt).execute([&] {
+  in_cpu_arena(rt, [&] {
     if (p.tier == Tier::TbbStatic)
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, p.grain), task, tbb::static_partitioner());
     else
@@ -67,7 +67,7 @@ void for_chunks(Runtime& rt, const Plan& p, std::size_t chunks, const Body& body
   };
   tbb::task_group_context local;
   tbb::task_group_context& c = ctx ? *ctx : local;
-  cpu_arena(rt).execute([&] {
+  in_cpu_arena(rt, [&] {
     if (p.tier == Tier::TbbStatic)
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks, 1), task, tbb::static_partitioner(), c);
     else
@@ -117,14 +117,33 @@ std::vector<T> collect_cpu(Runtime& rt, const Plan& p, std::size_t count, bool o
 template <class Acc, class Run, class Op>
 Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::size_t count, const Acc& identity,
                         const Op& op, const Run& run) {
+  // Eight accumulators, element j folding into lane j % 8: independent
+  // chains hide the add latency (a float sum is latency-bound otherwise),
+  // and lanes by position keep the result independent of the chunking.
   auto leaf = [&](std::size_t j0, std::size_t j1) {
-    Acc acc = identity;
-    auto sink = [&](auto&& v) {
-      acc = op(acc, static_cast<Acc>(v));
-      return true;
+    Acc a0 = identity, a1 = identity, a2 = identity, a3 = identity, a4 = identity, a5 = identity,
+        a6 = identity, a7 = identity;
+    auto fold = [&op](Acc& a) {
+      return [&a, &op](auto&& v) {
+        a = op(a, static_cast<Acc>(v));
+        return true;
+      };
     };
-    run(j0, j1, sink);
-    return acc;
+    auto s0 = fold(a0), s1 = fold(a1), s2 = fold(a2), s3 = fold(a3), s4 = fold(a4), s5 = fold(a5), s6 = fold(a6),
+         s7 = fold(a7);
+    std::size_t j = j0;
+    for (; j + 8 <= j1; j += 8) {
+      run(j, j + 1, s0);
+      run(j + 1, j + 2, s1);
+      run(j + 2, j + 3, s2);
+      run(j + 3, j + 4, s3);
+      run(j + 4, j + 5, s4);
+      run(j + 5, j + 6, s5);
+      run(j + 6, j + 7, s6);
+      run(j + 7, j + 8, s7);
+    }
+    run(j, j1, s0);
+    return op(op(op(a0, a1), op(a2, a3)), op(op(a4, a5), op(a6, a7)));
   };
   if (count == 0) return identity;
   if (deterministic) {
@@ -138,7 +157,7 @@ Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::siz
       return tree(tree, 0, count);
     }
     Acc result = identity;
-    cpu_arena(rt).execute([&] {
+    in_cpu_arena(rt, [&] {
       result = tbb::parallel_deterministic_reduce(
           tbb::blocked_range<std::size_t>(0, count, kDeterministicGrain), identity,
           [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); }, op,
@@ -150,7 +169,7 @@ Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::siz
   if (!parallel_tier(p)) return leaf(0, count);
   Acc result = identity;
   auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); };
-  cpu_arena(rt).execute([&] {
+  in_cpu_arena(rt, [&] {
     if (p.tier == Tier::TbbStatic)
       result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, count, p.grain), identity, body, op,
                                     tbb::static_partitioner());

@@ -13,6 +13,7 @@
 // last_decision() reports.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <thread>
@@ -57,13 +58,24 @@ template <class Tag, int Role>
 struct SiteTag {};
 constexpr std::uint32_t kCpuTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto);
 
+// The site of one pipeline phase: remembered per call-site type and name
+// (one entry per distinct name, like the sites themselves), so a repeated
+// call skips the registry's lock.
 template <class Tag>
 Site& pipeline_site(const std::string& name, std::uint32_t tiers) {
-  if (name == "par_iter") {
-    static Site* const site = site_for(&typeid(Tag), "par_iter", OpClass::Map, tiers, {});
-    return *site;
-  }
-  return *site_for(&typeid(Tag), name, OpClass::Map, tiers, {});
+  struct Cached {
+    Site* site;
+    std::string name;
+    const Cached* next;
+  };
+  static std::atomic<const Cached*> head{nullptr};
+  for (const Cached* c = head.load(std::memory_order_acquire); c; c = c->next)
+    if (c->name == name) return *c->site;
+  Site* s = site_for(&typeid(Tag), name, OpClass::Map, tiers, {});
+  const Cached* old = head.load(std::memory_order_acquire);
+  auto* fresh = new Cached{s, name, old};  // never freed: sites live for the process too
+  while (!head.compare_exchange_weak(old, fresh, std::memory_order_acq_rel)) fresh->next = old;
+  return *s;
 }
 
 template <class R>
@@ -76,8 +88,9 @@ class Runner {
   using V0 = typename Src::value_type;
 
  public:
-  Runner(Runtime& rt, const Stages& st, const Term& term, const std::string& name, Placement placement, bool strict)
-      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict) {}
+  Runner(Runtime& rt, const Stages& st, const Term& term, const std::string& name, Placement placement, bool strict,
+         Tier forced)
+      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict), forced_(forced) {}
 
   template <std::size_t I, class Feed>
   auto phase(const Feed& feed) {
@@ -90,6 +103,7 @@ class Runner {
     d.type_key = &type_tag<Tag, std::integral_constant<std::size_t, I>>;
     d.placement = placement_;
     d.strict = strict_;
+    d.forced_tier = forced_;
     bool on_dev = false, on_host = true;
     if constexpr (feed_traits<Feed>::span) {
       if (feed.array) {
@@ -187,6 +201,7 @@ class Runner {
   const std::string& name_;
   Placement placement_;
   bool strict_;
+  Tier forced_;
 };
 
 }  // namespace detail::pipe

@@ -68,7 +68,7 @@ Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& l
     return op(acc, reduce_leaf(load, r.begin(), r.end(), identity, op));
   };
   Acc result = identity;
-  cpu_arena(rt).execute([&] {
+  in_cpu_arena(rt, [&] {
     if (deterministic)
       result = tbb::parallel_deterministic_reduce(tbb::blocked_range<std::size_t>(0, n, kDeterministicGrain),
                                                   identity, leaf, op, tbb::simple_partitioner());

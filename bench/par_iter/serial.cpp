@@ -1,0 +1,24 @@
+#include "bench/par_iter/contenders.hpp"
+
+namespace bench::par_iter {
+
+float serial(const float* x, std::size_t n) {
+  float s = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float a = stage1(x[i]);
+    if (keep(a)) s += stage2(a);
+  }
+  return s;
+}
+
+}  // namespace bench::par_iter
+
+namespace bench::par_iter {
+
+double serial_stream(const double* x, std::size_t n) {
+  double s = 0;
+  for (std::size_t i = 0; i < n; ++i) s += scale(x[i]);
+  return s;
+}
+
+}  // namespace bench::par_iter
