@@ -299,6 +299,14 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.mask = r.mask;
   last_call().has_plan = false;
   if (d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r)) {
+    if (d.forced_tier == Tier::CoExec) {
+      // The split still comes from the model: both sides' predicted speeds.
+      decide_slow(st, site, slot, b, d, r, idle_us, p);
+      p.gpu_fraction = 0.5;
+      if (auto e = std::static_pointer_cast<const Explanation>(p.explanation))
+        for (const auto& est : e->estimates)
+          if (est.tier == Tier::CoExec && est.gpu_fraction > 0) p.gpu_fraction = est.gpu_fraction;
+    }
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
     p.grain = grain_for(st, slot, d, p.tier);
