@@ -242,3 +242,18 @@ TEST_CASE("a forced tier runs that tier; an unknown tier is an error before any 
     CHECK_THROWS_AS(strict(x), veda::DeviceError);
   }
 }
+
+TEST_CASE("VEDA_LAMBDA: one body, a CPU closure and a device closure") {
+  Runtime rt;
+  const float bias = 0.5f;  // captured by value
+  auto f = veda::gpu(VEDA_LAMBDA((float a, float x), { return a * x + bias; }), {.name = "dual"});
+  const auto x = ramp(100003, 1.0f);
+  std::vector<float> expect(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) expect[i] = 3.0f * x[i] + bias;
+  for (auto placement : {veda::Placement::Auto, veda::Placement::Cpu, veda::Placement::Gpu}) {
+    veda::ScopedPlacement scope(placement);
+    CHECK(f(3.0f, x) == expect);
+    veda::Array<float> ax(x);
+    CHECK(f(3.0f, ax).to_vector() == expect);
+  }
+}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "veda/par_iter.hpp"
+#include "veda/reduce.hpp"
 
 namespace {
 const std::size_t kLengths[] = {0, 1, 7, 1009, 65537, 1000003};
@@ -103,6 +104,26 @@ TEST_CASE("Array sources stay where they are; results are identical") {
                        .count();
     CHECK(c == 301);
   }
+}
+
+TEST_CASE("VEDA_LAMBDA stages: gpu_map, device filters and reduction operators") {
+  Runtime rt;
+  std::vector<int> v(200003);
+  std::iota(v.begin(), v.end(), -100000);
+  const int k = 7;
+  std::int64_t expect = 0;
+  for (int x : v)
+    if ((x * k) % 3 == 0) expect += static_cast<std::int64_t>(x) * k;
+  for (auto placement : kPlacements) {
+    const auto got = veda::par_iter(v, {.placement = placement})
+                         .gpu_map(VEDA_LAMBDA((int x), { return static_cast<std::int64_t>(x) * k; }))
+                         .filter(VEDA_LAMBDA((std::int64_t x), { return x % 3 == 0; }))
+                         .reduce(std::int64_t{0}, VEDA_LAMBDA((std::int64_t a, std::int64_t b), { return a + b; }));
+    CHECK(got == expect);
+    CHECK(on_gpu_if_forced(placement));
+  }
+  CHECK(veda::reduce(v, 0LL, VEDA_LAMBDA((long long a, long long b), { return a + b; })) ==
+        std::accumulate(v.begin(), v.end(), 0LL));
 }
 
 TEST_CASE("streaming and co-execution shapes: host source, gpu_maps, collect or sum") {

@@ -262,8 +262,9 @@ class GpuFunction {
       temps.emplace_back(rt, n * sizeof(R), s);
       dout = static_cast<R*>(temps.back().get());
     }
-    std::apply([&](const auto&... acc) { detail::launch_map(f_, dout, n, gb::sm_count(rt), static_cast<cudaStream_t>(s), acc...); },
-               accs);
+    std::apply([&](const auto&... acc) {
+      detail::launch_map(detail::device_part(f_), dout, n, gb::sm_count(rt), static_cast<cudaStream_t>(s), acc...);
+    }, accs);
     gb::check_launch("veda::gpu kernel launch");
     auto mark = [&](const auto& x) {
       if constexpr (detail::is_array_v<std::remove_cvref_t<decltype(x)>>) gb::done(*x.buffer(), s);
@@ -284,7 +285,7 @@ class GpuFunction {
   // Chunked, overlapped: host ranges stream through pinned staging.
   template <class R, class... A>
   struct StreamCtx {
-    const F* f;
+    const std::remove_cvref_t<decltype(detail::device_part(std::declval<const F&>()))>* f;
     std::tuple<const A*...> args;
     int sms;
   };
@@ -319,7 +320,7 @@ class GpuFunction {
         inputs.push_back({detail::host_data(x), sizeof(detail::elem_t<std::remove_cvref_t<decltype(x)>>)});
     };
     (add(a), ...);
-    StreamCtx<R, A...> ctx{&f_, std::make_tuple(&a...), gb::sm_count(rt)};
+    StreamCtx<R, A...> ctx{&detail::device_part(f_), std::make_tuple(&a...), gb::sm_count(rt)};
     gb::pipelined_map(rt, inputs.data(), inputs.size(), host_out, sizeof(R), n,
                       [](void* c, const void* const* in, void* out, std::size_t count, void* s) {
                         launch_chunk<R, A...>(c, in, out, count, s, std::index_sequence_for<A...>{});

@@ -39,7 +39,7 @@
 #include "veda/runtime.hpp"
 
 #if VEDA_GPU_SITE
-#include <cub/device/device_reduce.cuh>
+#include "veda/detail/pipeline_gpu.hpp"  // cub_op
 #endif
 
 namespace veda {
@@ -93,10 +93,11 @@ Acc reduce_gpu(Runtime& rt, const Range& r, const Acc& identity, const Op& op, s
     if constexpr (device_callable_v<Op>) {
       gb::DeviceTemp out(rt, sizeof(Acc), s);
       std::size_t bytes = 0;
-      cub::DeviceReduce::Reduce(nullptr, bytes, dptr, static_cast<Acc*>(out.get()), n, op, identity,
+      const auto dop = pipe::cub_op<Acc>(op);
+      cub::DeviceReduce::Reduce(nullptr, bytes, dptr, static_cast<Acc*>(out.get()), n, dop, identity,
                                 static_cast<cudaStream_t>(s));
       gb::DeviceTemp temp(rt, bytes, s);
-      cub::DeviceReduce::Reduce(temp.get(), bytes, dptr, static_cast<Acc*>(out.get()), n, op, identity,
+      cub::DeviceReduce::Reduce(temp.get(), bytes, dptr, static_cast<Acc*>(out.get()), n, dop, identity,
                                 static_cast<cudaStream_t>(s));
       gb::check_launch("veda::reduce (CUB)");
       gb::copy_out(rt, &result, out.get(), sizeof(Acc), s, false);

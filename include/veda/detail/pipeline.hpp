@@ -175,25 +175,25 @@ struct layout<std::tuple<S...>> {
   // End of the phase starting at I: the first positional stage after a filter.
   static constexpr std::size_t phase_end(std::size_t I) {
     bool seen = false;
-    for (std::size_t j = I; j < N; ++j) {
+    for (std::size_t j = I; j != N; ++j) {  // != : no "j < 0" warning when N == 0
       if (filter[j]) seen = true;
       else if (positional[j] && seen) return j;
     }
     return N;
   }
   static constexpr bool has_filter(std::size_t from, std::size_t to) {
-    for (std::size_t j = from; j < to; ++j)
+    for (std::size_t j = from; j != to; ++j)
       if (filter[j]) return true;
     return false;
   }
   static constexpr Segment segment(std::size_t I, std::size_t E) {
     Segment s;
     std::size_t j = I;
-    while (j < E && !(gpu_map[j] && device[j])) ++j;
+    while (j != E && !(gpu_map[j] && device[j])) ++j;
     if (j == E) return s;
     s.valid = true;
     s.g0 = j;
-    while (j < E && device[j]) {
+    while (j != E && device[j]) {
       if (filter[j]) s.maps_only = false;
       ++j;
     }

@@ -13,6 +13,7 @@
 #if VEDA_GPU_SITE
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
+#include <cuda/functional>
 
 #include <tuple>
 #include <vector>
@@ -22,6 +23,15 @@
 #include "veda/detail/pipeline.hpp"
 
 namespace veda::detail::pipe {
+
+// What CUB may call: the device closure of a Dual with its return type
+// proclaimed (CUB asks for it in host code, which a __device__ lambda cannot
+// answer), otherwise f itself.
+template <class Ret, class F>
+auto cub_op(const F& f) {
+  if constexpr (is_dual<F>::value) return cuda::proclaim_return_type<Ret>(f.device);
+  else return f;
+}
 
 // An index range read as a device input: element j is first + j.
 template <class I>
@@ -58,7 +68,8 @@ struct Compose {
 template <std::size_t A, std::size_t B, class Stages>
 auto compose_maps(const Stages& st) {
   return [&]<std::size_t... K>(std::index_sequence<K...>) {
-    return Compose<std::tuple<decltype(std::get<A + K>(st).f)...>>{std::make_tuple(std::get<A + K>(st).f...)};
+    return Compose<std::tuple<std::remove_cvref_t<decltype(device_part(std::get<A + K>(st).f))>...>>{
+        std::make_tuple(device_part(std::get<A + K>(st).f)...)};
   }(std::make_index_sequence<B - A>{});
 }
 
@@ -70,53 +81,58 @@ struct DeviceVec {
   T* data() const { return static_cast<T*>(mem.get()); }
 };
 
-// Runs stages [K, G1) of the segment over `acc` (count elements); returns
-// the output buffer. Maps up to the next filter fuse into one kernel.
+// Order-preserving compaction of `in` by filter stage F into a new buffer.
+template <std::size_t F, class Stages, class T>
+DeviceVec<T> compact(Runtime& rt, const Stages& st, const T* in, std::size_t count, void* s) {
+  DeviceVec<T> kept{gpu_bridge::DeviceTemp(rt, std::max<std::size_t>(count, 1) * sizeof(T), s), 0};
+  gpu_bridge::DeviceTemp selected(rt, sizeof(std::int64_t), s);
+  auto* d_sel = static_cast<std::int64_t*>(selected.get());
+  const auto pred = cub_op<bool>(std::get<F>(st).p);
+  std::size_t bytes = 0;
+  cub::DeviceSelect::If(nullptr, bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count), pred,
+                        static_cast<cudaStream_t>(s));
+  gpu_bridge::DeviceTemp temp(rt, std::max<std::size_t>(bytes, 1), s);
+  cub::DeviceSelect::If(temp.get(), bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count), pred,
+                        static_cast<cudaStream_t>(s));
+  gpu_bridge::check_launch("par_iter filter (cub::DeviceSelect::If)");
+  std::int64_t m = 0;
+  gpu_bridge::copy_out(rt, &m, d_sel, sizeof m, s, false);
+  kept.n = static_cast<std::size_t>(m);
+  return kept;
+}
+
+// Runs stages [K, G1) of the segment (K < G1) over `acc` (count elements);
+// returns the output buffer. Maps up to the next filter fuse into one kernel.
 template <std::size_t K, std::size_t G1, class Stages, class Acc, class V0>
 auto run_segment(Runtime& rt, const Stages& st, const Acc& acc, std::size_t count, void* s) {
   using L = layout<Stages>;
   constexpr std::size_t F = [] {
     std::size_t j = K;
-    while (j < G1 && !L::filter[j]) ++j;
+    while (j != G1 && !L::filter[j]) ++j;
     return j;
   }();
   using VF = value_at_t<V0, Stages, F>;
-  using VK = value_at_t<V0, Stages, K>;
   static_assert(std::is_trivially_copyable_v<VF>, "gpu_map results must be trivially copyable");
-  // Maps [K, F) into a buffer (or the input itself when there are none).
-  auto mapped = [&] {
-    if constexpr (F == K) {
-      static_assert(std::is_same_v<Acc, RangeAcc<VK>>, "a filter follows a buffer");
-      return RangeAcc<VF>{acc.p};
+  // The stream entering F: the maps [K, F) computed into a buffer, or
+  // (no maps) the input buffer itself.
+  auto step = [&] {
+    if constexpr (F > K) {
+      DeviceVec<VF> buf{gpu_bridge::DeviceTemp(rt, std::max<std::size_t>(count, 1) * sizeof(VF), s), count};
+      launch_map(compose_maps<K, F>(st), buf.data(), count, gpu_bridge::sm_count(rt), static_cast<cudaStream_t>(s), acc);
+      gpu_bridge::check_launch("par_iter gpu_map kernel");
+      if constexpr (F == G1) return buf;
+      else return compact<F>(rt, st, static_cast<const VF*>(buf.data()), count, s);
     } else {
-      return acc;
+      static_assert(std::is_same_v<Acc, RangeAcc<VF>>, "a filter directly follows a buffer");
+      return compact<F>(rt, st, acc.p, count, s);
     }
-  }();
-  DeviceVec<VF> buf{gpu_bridge::DeviceTemp(rt, std::max<std::size_t>(count, 1) * sizeof(VF), s), count};
-  if constexpr (F > K) {
-    launch_map(compose_maps<K, F>(st), buf.data(), count, gpu_bridge::sm_count(rt), static_cast<cudaStream_t>(s), mapped);
-    gpu_bridge::check_launch("par_iter gpu_map kernel");
-  }
-  if constexpr (F == G1) {
-    return buf;
+  };
+  auto out = step();
+  if constexpr (F == G1 || F + 1 == G1) {
+    return out;
   } else {
-    // Filter F: order-preserving compaction.
-    const VF* in = F > K ? buf.data() : mapped.p;
-    DeviceVec<VF> kept{gpu_bridge::DeviceTemp(rt, std::max<std::size_t>(count, 1) * sizeof(VF), s), 0};
-    gpu_bridge::DeviceTemp selected(rt, sizeof(std::int64_t), s);
-    auto* d_sel = static_cast<std::int64_t*>(selected.get());
-    const auto& pred = std::get<F>(st).p;
-    std::size_t bytes = 0;
-    cub::DeviceSelect::If(nullptr, bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count), pred,
-                          static_cast<cudaStream_t>(s));
-    gpu_bridge::DeviceTemp temp(rt, std::max<std::size_t>(bytes, 1), s);
-    cub::DeviceSelect::If(temp.get(), bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count), pred,
-                          static_cast<cudaStream_t>(s));
-    gpu_bridge::check_launch("par_iter filter (cub::DeviceSelect::If)");
-    std::int64_t m = 0;
-    gpu_bridge::copy_out(rt, &m, d_sel, sizeof m, s, false);
-    kept.n = static_cast<std::size_t>(m);
-    return run_segment<F + 1, G1, Stages, RangeAcc<VF>, V0>(rt, st, RangeAcc<VF>{kept.data()}, kept.n, s);
+    auto next = run_segment<F + 1, G1, Stages, RangeAcc<VF>, V0>(rt, st, RangeAcc<VF>{out.data()}, out.n, s);
+    return next;  // `out` returns to the pool after the queued work (stream ordered)
   }
 }
 
@@ -126,10 +142,11 @@ Acc reduce_device(Runtime& rt, const T* in, std::size_t n, const Acc& identity, 
   if (n == 0) return identity;
   gpu_bridge::DeviceTemp out(rt, sizeof(Acc), s);
   std::size_t bytes = 0;
-  cub::DeviceReduce::Reduce(nullptr, bytes, in, static_cast<Acc*>(out.get()), static_cast<std::int64_t>(n), op, identity,
+  const auto dop = cub_op<Acc>(op);
+  cub::DeviceReduce::Reduce(nullptr, bytes, in, static_cast<Acc*>(out.get()), static_cast<std::int64_t>(n), dop, identity,
                             static_cast<cudaStream_t>(s));
   gpu_bridge::DeviceTemp temp(rt, std::max<std::size_t>(bytes, 1), s);
-  cub::DeviceReduce::Reduce(temp.get(), bytes, in, static_cast<Acc*>(out.get()), static_cast<std::int64_t>(n), op,
+  cub::DeviceReduce::Reduce(temp.get(), bytes, in, static_cast<Acc*>(out.get()), static_cast<std::int64_t>(n), dop,
                             identity, static_cast<cudaStream_t>(s));
   gpu_bridge::check_launch("par_iter reduction (cub::DeviceReduce)");
   Acc result = identity;

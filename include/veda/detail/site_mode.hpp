@@ -9,6 +9,7 @@
 #pragma once
 
 #include "veda/build_config.hpp"
+#include "veda/detail/dual.hpp"
 
 #if defined(__CUDACC__)
 #define VEDA_FN __host__ __device__
