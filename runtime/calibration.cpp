@@ -32,7 +32,7 @@ MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuSta
   const auto t0 = now_ns();
   MachineProfile p = identity_profile(c, cpu, gpu);
   if (progress) progress("CPU", 0.0);
-  calibrate_cpu(exec, p.cpu, progress);
+  calibrate_cpu(exec, cpu, p.cpu, progress);
 #if VEDA_HAS_CUDA
   if (auto* cd = dynamic_cast<cuda::CudaDevice*>(dev)) {
     if (progress) progress("GPU", 0.6);

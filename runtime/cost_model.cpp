@@ -22,14 +22,18 @@ constexpr double kStaticImbalance = 0.05;
 
 double xfer_us(double bytes, double gbps) { return bytes <= 0 ? 0 : bytes / gbps * 1e-3; }
 
-double h2d_us(const GpuProfile& g, double bytes, bool pinned) {
+}  // namespace
+
+double h2d_time_us(const GpuProfile& g, double bytes, bool pinned) {
   if (bytes <= 0) return 0;
   return xfer_us(bytes, pinned ? g.h2d_pinned_gbps : bytes <= kStagedMin ? g.h2d_pageable_gbps : g.h2d_staged_gbps);
 }
-double d2h_us(const GpuProfile& g, double bytes, bool pinned) {
+double d2h_time_us(const GpuProfile& g, double bytes, bool pinned) {
   if (bytes <= 0) return 0;
   return xfer_us(bytes, pinned ? g.d2h_pinned_gbps : bytes <= kStagedMin ? g.d2h_pageable_gbps : g.d2h_staged_gbps);
 }
+
+namespace {
 
 // Compute cost of one element on one CPU thread, data in cache.
 double cpu_elem_ns(const MachineProfile& p, const CostRequest& r) {
@@ -65,7 +69,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   const bool in_cache = ws <= kInCacheBytes;
   const double c = cpu_elem_ns(p, r);
   const double T = std::max(1, r.threads);
-  const double back = p.gpu.present ? d2h_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
+  const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
   const double wake = r.idle_us > p.cpu.tbb_idle_us ? p.cpu.tbb_wake_us : 0;
   const double serial_mem = (in_cache ? 0 : ws / p.cpu.bw_one_gbps) * 1e-3;
   const double par_mem = ws / p.cpu.bw_all_gbps * (in_cache ? (T - 1) / T : 1.0) * 1e-3;
@@ -91,8 +95,8 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   // more by the staging copy.
   const double host_traffic = xfer_us(static_cast<double>(r.h2d_bytes + r.d2h_bytes) * (r.host_pinned ? 1 : 2),
                                       p.cpu.bw_all_gbps);
-  const double in = h2d_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
-  const double back_out = d2h_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
+  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double back_out = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   for (Tier t : {Tier::Cuda, Tier::CudaImpl}) {
     if (!(r.tiers & tier_bit(t))) continue;
     out.push_back(make(t, {p.gpu.launch_us, in + back_out, n * g_elem * 1e-3}));
@@ -168,7 +172,10 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
 
 std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& r) {
   std::vector<Estimate> out;
-  element_wise(p, r, out);  // Map, Kernel, Reduce share the element-wise shape
+  if (r.op == OpClass::Gemm) gemm_estimates(p, r, out);
+  else if (r.op == OpClass::Sort || r.op == OpClass::Scan || r.op == OpClass::Transpose)
+    sort_scan_transpose_estimates(p, r, out);
+  else element_wise(p, r, out);  // Map, Kernel, Reduce share the element-wise shape
   for (auto& e : out) {
     const Device d = tier_device(e.tier);
     if (d == Device::Gpu && (!r.gpu_ok || !p.gpu.present)) {

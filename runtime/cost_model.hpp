@@ -38,9 +38,14 @@ struct CostRequest {
   std::size_t d2h_bytes = 0;      // if run on the GPU: results to copy back
   std::size_t cpu_d2h_bytes = 0;  // if run on the CPU: operands valid only on the device
   bool host_pinned = false;
+  std::size_t cols = 0;           // Gemm: n; Transpose: columns (n then holds rows)
+  double elem_bytes = 0;          // Sort/Scan/Transpose element (key) size
+  double value_bytes = 0;         // Sort: value size (0: keys only)
+  bool linear = false;            // Gemm with a bias + activation epilogue
   bool double_precision = false;
   bool allow_tf32 = false;
   bool allow_fp16 = false;
+  bool tensor_cores = false;      // the GPU has them (compute capability >= 8.0)
   int threads = 1;
   double idle_us = 0;             // since the CPU workers last ran
   bool gpu_ok = false;            // a usable GPU and a call site that can use it
@@ -64,6 +69,13 @@ struct Estimate {
 
 // Analytic predictions for every tier in req.tiers, in tier order.
 std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& req);
+
+// The op classes' formulas (cost_model_ops.cpp); estimate() dispatches.
+void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
+void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
+// Host<->device time for `bytes`, staged when pageable and large.
+double h2d_time_us(const GpuProfile& g, double bytes, bool pinned);
+double d2h_time_us(const GpuProfile& g, double bytes, bool pinned);
 
 // What history knows about one tier in one bucket.
 struct TierHistory {

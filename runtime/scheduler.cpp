@@ -217,6 +217,15 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
   q.cpu_note = "GPU placement forced";
   q.allow_tf32 = st.config.precision() != Precision::Strict;
   q.allow_fp16 = st.config.precision() == Precision::AllowFP16;
+  q.m = d.dims[0];
+  q.k = d.dims[1];
+  q.cols = d.dims[2];
+  q.elem_bytes = d.elem_bytes;
+  q.value_bytes = d.value_bytes;
+  q.linear = d.linear;
+  q.double_precision = d.elem_bytes == 8;
+  const auto sel = static_cast<std::size_t>(st.gpu.selected);
+  q.tensor_cores = st.gpu.usable && sel < st.gpu.devices.size() && st.gpu.devices[sel].cc_major >= 8;
   return q;
 }
 
@@ -360,6 +369,8 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   l.mask = p.mask;
   l.tier = p.tier;
   l.n = d.n;
+  l.ndims = d.ndims;
+  std::copy(d.dims, d.dims + 3, l.dims.begin());
   l.measured_us = measured ? us : -1;
   l.fallback = p.fallback;
   l.forced_tier = p.forced_tier;

@@ -109,6 +109,8 @@ struct CallRecord {
   std::uint8_t mask = 0;
   Tier tier = Tier::Serial;
   std::size_t n = 0;
+  std::array<std::size_t, 3> dims{};  // the op's shape (ndims entries)
+  std::uint8_t ndims = 0;
   double measured_us = -1;
   bool fallback = false;
   bool explored = false;

@@ -69,7 +69,7 @@ ScopedPlacement::~ScopedPlacement() { detail::t_scoped = previous_; }
 
 std::string Decision::to_string() const {
   std::ostringstream os;
-  os << (name.empty() ? "(unnamed)" : name) << " n=";
+  os << (name.empty() ? "(unnamed)" : name) << (sizes.size() > 1 ? " shape=" : " n=");
   for (std::size_t i = 0; i < sizes.size(); ++i) os << (i ? "x" : "") << sizes[i];
   os << " -> " << veda::to_string(device) << "/" << tier << ": " << reason;
   char buf[96];
@@ -99,7 +99,8 @@ Decision decision_of(const CallRecord& l) {
   Decision d;
   if (!l.site) return d;
   d.name = l.site->name();
-  d.sizes = {l.n};
+  if (l.ndims) d.sizes.assign(l.dims.begin(), l.dims.begin() + l.ndims);
+  else d.sizes = {l.n};
   d.tier = tier_name(l.tier);
   d.device = tier_device(l.tier);
   d.measured_us = l.measured_us;

@@ -7,10 +7,12 @@
 // counted (and waits for it). The runtime is destroyed only after the wait.
 #include "veda/runtime.hpp"
 
+#include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "backends/cpu/blas.hpp"
 #include "backends/cpu/cpu_info.hpp"
 #include "veda/build_config.hpp"
 #if VEDA_HAS_CUDA
@@ -158,6 +160,21 @@ std::string Runtime::describe() const {
          << "\n";
   }
   os << "GPU: " << (g.usable ? "usable" : "not usable") << " - " << g.reason << "\n";
+  const auto& pc = state_->profile.cpu;
+  const double peak = pc.fma_gflops_per_thread * c.threads;  // FP32, every thread veda uses
+  os << "CPU FP32 FMA peak: " << std::fixed << std::setprecision(0) << peak << " GFLOP/s (" << c.threads << " x "
+     << pc.fma_gflops_per_thread << ", " << state_->profile.source << ")\n";
+  const auto& b = detail::blas(c);
+  if (!b.available) {
+    os << "BLAS: none (" << b.why_not << "); cpu-blas runs the cpu-tiled kernel\n";
+  } else {
+    os << "BLAS: " << b.library << ", " << b.core << " kernels (" << b.origin << ")";
+    if (pc.sgemm_gflops > 0)
+      os << "; sgemm n=1024 " << pc.sgemm_gflops << " GFLOP/s = " << 100 * pc.sgemm_gflops / peak
+         << "% of peak, dgemm " << pc.dgemm_gflops << " GFLOP/s = " << 100 * pc.dgemm_gflops / (peak / 2) << "%";
+    os << "\n";
+  }
+  os.unsetf(std::ios::floatfield);
   os << "Config: " << config().to_string() << "\n";
   return os.str();
 }

@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_calibration.hpp"
 
+#include "backends/cpu/gemm.hpp"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -99,9 +101,30 @@ void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
   }
 }
 
+// cpu-blas at n = 1024 with every thread: the rate the GEMM model scales
+// (about 10 ms of work per call here).
+void gemm_rates(const CpuInfo& info, int threads, CpuProfile& cpu) {
+  const Blas& b = blas(info);
+  if (!b.available) return;
+  constexpr std::size_t n = 1024;
+  const GemmShape s{n, n, n};
+  auto rate = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> a(n * n, T(1)), bm(n * n, T(0.5)), c(n * n);
+    auto run = [&] { cpu::gemm_blas(b, threads, s, a.data(), bm.data(), c.data()); };
+    // Warm-up: OpenBLAS starts its threads and allocates its buffers, and
+    // the oneTBB workers calibrated just before stop spinning.
+    run();
+    run();
+    return s.flops() / median_us(run, 5) * 1e-3;
+  };
+  cpu.sgemm_gflops = rate(0.0f);
+  cpu.dgemm_gflops = rate(0.0);
+}
+
 }  // namespace
 
-void calibrate_cpu(CpuExecutor& exec, CpuProfile& cpu,
+void calibrate_cpu(CpuExecutor& exec, const CpuInfo& info, CpuProfile& cpu,
                    const std::function<void(const std::string&, double)>& progress) {
   auto step = [&](const char* what, double f) {
     if (progress) progress(what, f);
@@ -114,6 +137,8 @@ void calibrate_cpu(CpuExecutor& exec, CpuProfile& cpu,
   bandwidth(exec, cpu);
   step("oneTBB fork-join and wake-up", 0.35);
   fork_join(exec, cpu);  // with one thread the cost model never offers TBB tiers
+  step("CPU GEMM (BLAS)", 0.45);
+  gemm_rates(info, exec.threads(), cpu);
 }
 
 }  // namespace veda::detail

@@ -10,8 +10,9 @@
 
 namespace veda::detail {
 
-// Fills `cpu` from measurements on this machine with `exec`'s workers.
-void calibrate_cpu(CpuExecutor& exec, CpuProfile& cpu,
+// Fills `cpu` from measurements on this machine with `exec`'s workers
+// (GEMM rates through the BLAS veda loads for `info`).
+void calibrate_cpu(CpuExecutor& exec, const CpuInfo& info, CpuProfile& cpu,
                    const std::function<void(const std::string&, double)>& progress = {});
 
 // FP32 FMA throughput of one core in GFLOP/s (AVX-512, AVX2 or SSE kernel,

@@ -10,6 +10,7 @@
 #include "veda/error.hpp"
 #include "veda/gpu.hpp"
 #include "veda/gpu_kernel.hpp"
+#include "veda/matmul.hpp"
 #include "veda/memory_stats.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/reduce.hpp"

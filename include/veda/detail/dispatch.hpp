@@ -59,6 +59,12 @@ struct CallDesc {
   Placement placement = Placement::Auto;
   bool strict = false;              // Placement::Gpu without a GPU throws
   Tier forced_tier = Tier::Count;   // Count: let the cost model choose
+  // Ops (matmul, sort, scan, transpose): the shape the cost model needs.
+  std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose: rows, cols
+  std::uint8_t ndims = 0;           // dims used (0: the shape is n elements)
+  std::uint8_t elem_bytes = 0;      // element (key) size
+  std::uint8_t value_bytes = 0;     // sort: value size of key-value pairs
+  bool linear = false;              // GEMM with a bias + activation epilogue
 };
 
 // "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws

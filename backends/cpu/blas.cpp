@@ -1,0 +1,66 @@
+#include "backends/cpu/blas.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace veda::detail {
+
+std::string preferred_coretype(const CpuInfo& cpu) {
+  if (cpu.avx512) return cpu.avx512_bf16 ? "Cooperlake" : "SkylakeX";
+  if (cpu.avx2 && cpu.fma) return cpu.vendor == "AuthenticAMD" ? "Zen" : "Haswell";
+  return {};
+}
+
+namespace {
+Blas load(const CpuInfo& cpu) {
+  Blas b;
+  b.library = VEDA_OPENBLAS_PATH;
+  // Already in the process (linked by the program)? Then its kernels are chosen.
+  void* h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (!h) h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  if (h) {
+    b.origin = "chosen by OpenBLAS when the program loaded it";
+  } else {
+    if (const char* env = std::getenv("OPENBLAS_CORETYPE"); env && *env) {
+      b.origin = std::string("OPENBLAS_CORETYPE=") + env + " from the environment";
+    } else if (const std::string core = preferred_coretype(cpu); !core.empty()) {
+      setenv("OPENBLAS_CORETYPE", core.c_str(), 0);
+      b.origin = "OPENBLAS_CORETYPE=" + core + " set by veda for this CPU";
+    } else {
+      b.origin = "chosen by OpenBLAS";
+    }
+    h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      b.library = "libopenblas.so.0";
+      h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+  }
+  if (!h) {
+    b.why_not = std::string("OpenBLAS not found: ") + dlerror();
+    return b;
+  }
+  b.sgemm = reinterpret_cast<decltype(b.sgemm)>(dlsym(h, "cblas_sgemm"));
+  b.dgemm = reinterpret_cast<decltype(b.dgemm)>(dlsym(h, "cblas_dgemm"));
+  b.set_threads = reinterpret_cast<decltype(b.set_threads)>(dlsym(h, "openblas_set_num_threads"));
+  b.get_threads = reinterpret_cast<decltype(b.get_threads)>(dlsym(h, "openblas_get_num_threads"));
+  auto corename = reinterpret_cast<char* (*)()>(dlsym(h, "openblas_get_corename"));
+  auto config = reinterpret_cast<char* (*)()>(dlsym(h, "openblas_get_config"));
+  if (!b.sgemm || !b.dgemm) {
+    b.why_not = "the BLAS library has no cblas_sgemm/cblas_dgemm";
+    return b;
+  }
+  if (corename) b.core = corename();
+  if (config) b.config = config();
+  b.available = true;
+  return b;
+}
+}  // namespace
+
+const Blas& blas(const CpuInfo& cpu) {
+  static const Blas b = load(cpu);
+  return b;
+}
+
+}  // namespace veda::detail

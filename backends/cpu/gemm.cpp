@@ -1,0 +1,71 @@
+#include "backends/cpu/gemm.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+
+namespace veda::detail::cpu {
+namespace {
+// op(A)[i][p] and op(B)[p][j] for the stored layouts.
+template <class T>
+T at_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {
+  return s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
+}
+template <class T>
+T at_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j) {
+  return s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
+}
+}  // namespace
+
+template <class T>
+void gemm_reference(const GemmShape& s, const T* a, const T* b, T* c) {
+  for (std::size_t i = 0; i < s.m; ++i)
+    for (std::size_t j = 0; j < s.n; ++j) {
+      double acc = 0;
+      for (std::size_t p = 0; p < s.k; ++p) acc += static_cast<double>(at_a(s, a, i, p)) * at_b(s, b, p, j);
+      c[i * s.n + j] = static_cast<T>(acc);
+    }
+}
+
+template <class T>
+bool gemm_blas(const Blas& blas, int threads, const GemmShape& s, const T* a, const T* b, T* c) {
+  if (!blas.available) return false;
+  if (blas.set_threads && blas.get_threads && blas.get_threads() != threads) blas.set_threads(threads);
+  constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+  const int ta = s.trans_a ? kTrans : kNoTrans, tb = s.trans_b ? kTrans : kNoTrans;
+  const int m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
+  const int lda = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
+  const int ldb = static_cast<int>(std::max<std::size_t>(s.ldb(), 1));
+  const int ldc = std::max(n, 1);
+  if constexpr (std::is_same_v<T, float>)
+    blas.sgemm(kRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  else
+    blas.dgemm(kRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+  return true;
+}
+
+template <class T>
+void bias_activation(CpuExecutor& ex, T* c, std::size_t m, std::size_t n, const T* bias, Activation act) {
+  auto rows = [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i)
+      for (std::size_t j = 0; j < n; ++j) c[i * n + j] = activate(c[i * n + j] + (bias ? bias[j] : T(0)), act);
+  };
+  if (m * n < (std::size_t{1} << 16)) {
+    rows(0, m);
+    return;
+  }
+  ex.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m), [&](const auto& r) { rows(r.begin(), r.end()); });
+  });
+}
+
+#define VEDA_GEMM_INSTANTIATE(T)                                                                        \
+  template void gemm_reference<T>(const GemmShape&, const T*, const T*, T*);                          \
+  template bool gemm_blas<T>(const Blas&, int, const GemmShape&, const T*, const T*, T*);             \
+  template void bias_activation<T>(CpuExecutor&, T*, std::size_t, std::size_t, const T*, Activation);
+VEDA_GEMM_INSTANTIATE(float)
+VEDA_GEMM_INSTANTIATE(double)
+#undef VEDA_GEMM_INSTANTIATE
+
+}  // namespace veda::detail::cpu

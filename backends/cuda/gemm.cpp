@@ -1,0 +1,158 @@
+#include "backends/cuda/gemm.hpp"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.hpp"
+
+namespace veda::detail::cuda {
+namespace {
+
+void check_blas(cublasStatus_t st, const char* what) {
+  if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError(std::string(what) + " failed (cuBLAS status " + std::to_string(st) + ")");
+}
+
+// cuBLAS and cuBLASLt handles, one per concurrent caller, reused. They are
+// kept for the life of the process: destroying them after the driver has
+// shut down at exit is not safe.
+template <class H, class Create>
+class HandlePool {
+ public:
+  explicit HandlePool(Create create) : create_(create) {}
+  H acquire() {
+    {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        H h = free_.back();
+        free_.pop_back();
+        return h;
+      }
+    }
+    H h{};
+    create_(&h);
+    return h;
+  }
+  void release(H h) {
+    std::lock_guard lock(mu_);
+    free_.push_back(h);
+  }
+
+ private:
+  Create create_;
+  std::mutex mu_;
+  std::vector<H> free_;
+};
+
+auto& blas_pool() {
+  static auto* p = new HandlePool<cublasHandle_t, cublasStatus_t (*)(cublasHandle_t*)>(
+      [](cublasHandle_t* h) { return cublasCreate(h); });
+  return *p;
+}
+auto& lt_pool() {
+  static auto* p = new HandlePool<cublasLtHandle_t, cublasStatus_t (*)(cublasLtHandle_t*)>(
+      [](cublasLtHandle_t* h) { return cublasLtCreate(h); });
+  return *p;
+}
+
+template <class H, class P>
+struct Lease {
+  P& pool;
+  H h;
+  explicit Lease(P& p) : pool(p), h(p.acquire()) {
+    if (!h) throw DeviceError("could not create a cuBLAS handle");
+  }
+  ~Lease() { pool.release(h); }
+};
+}  // namespace
+
+template <class T>
+void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
+  dev.make_current();
+  if (s.m == 0 || s.n == 0) return;
+  if (tier == GemmTier::Tiled) {
+    launch_tiled_gemm(s, a, b, c, stream);
+    check(cudaGetLastError(), "gpu-tiled GEMM launch");
+    return;
+  }
+  Lease<cublasHandle_t, std::remove_reference_t<decltype(blas_pool())>> lease(blas_pool());
+  check_blas(cublasSetStream(lease.h, stream), "cublasSetStream");
+  check_blas(cublasSetMathMode(lease.h, tier == GemmTier::CublasTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+             "cublasSetMathMode");
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the
+  // operands and keep each one's transposition.
+  const auto ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int m = static_cast<int>(s.n), n = static_cast<int>(s.m), k = static_cast<int>(s.k);
+  const int lda = static_cast<int>(std::max<std::size_t>(s.ldb(), 1)), ldb = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
+  const T one = 1, zero = 0;
+  if (k == 0) {
+    check(cudaMemsetAsync(c, 0, s.m * s.n * sizeof(T), stream), "cudaMemsetAsync");
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>)
+    check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &one, b, lda, a, ldb, &zero, c, m), "cublasSgemm");
+  else
+    check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &one, b, lda, a, ldb, &zero, c, m), "cublasDgemm");
+}
+
+void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
+                  const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream) {
+  dev.make_current();
+  if (m == 0 || n == 0) return;
+  Lease<cublasLtHandle_t, std::remove_reference_t<decltype(lt_pool())>> lease(lt_pool());
+  // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  void* workspace = nullptr;
+  constexpr std::size_t kWorkspace = std::size_t{8} << 20;
+  auto cleanup = [&] {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (lc) cublasLtMatrixLayoutDestroy(lc);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (op) cublasLtMatmulDescDestroy(op);
+    if (workspace) dev.pool().deallocate(workspace, stream);
+  };
+  try {
+    check_blas(cublasLtMatmulDescCreate(&op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+               "cublasLtMatmulDescCreate");
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+    check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+    const cublasLtEpilogue_t epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                                   : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
+                                                             : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+    check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "EPILOGUE");
+    if (bias)
+      check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "BIAS_POINTER");
+    const auto M = static_cast<std::uint64_t>(n), N = static_cast<std::uint64_t>(m), K = static_cast<std::uint64_t>(k);
+    check_blas(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, K, M, static_cast<std::int64_t>(K)), "layout A");
+    check_blas(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, N, static_cast<std::int64_t>(K)), "layout B");
+    check_blas(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, M, N, static_cast<std::int64_t>(M)), "layout C");
+    check_blas(cublasLtMatmulPreferenceCreate(&pref), "preference");
+    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspace,
+                                                    sizeof kWorkspace),
+               "workspace preference");
+    cublasLtMatmulHeuristicResult_t heur{};
+    int found = 0;
+    check_blas(cublasLtMatmulAlgoGetHeuristic(lease.h, op, la, lb, lc, lc, pref, 1, &heur, &found), "heuristic");
+    if (found == 0) throw DeviceError("cuBLASLt found no algorithm for this linear layer");
+    workspace = dev.pool().allocate(kWorkspace, stream);
+    const float one = 1, zero = 0;
+    check_blas(cublasLtMatmul(lease.h, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heur.algo, workspace, kWorkspace, stream),
+               "cublasLtMatmul");
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  cleanup();
+}
+
+template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);
+template void gemm<double>(CudaDevice&, GemmTier, const GemmShape&, const double*, const double*, double*, cudaStream_t);
+
+}  // namespace veda::detail::cuda

@@ -1,0 +1,39 @@
+// Shapes shared by matmul/linear and their tiers. Row-major throughout:
+// C (m x n) = op(A) (m x k) * op(B) (k x n), where op(A) = A, or A^T when A
+// is stored k x m (trans_a); likewise B stored n x k with trans_b.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+namespace veda {
+
+enum class Activation { None, Relu, Gelu };
+
+namespace detail {
+
+struct GemmShape {
+  std::size_t m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  std::size_t lda() const noexcept { return trans_a ? m : k; }
+  std::size_t ldb() const noexcept { return trans_b ? k : n; }
+  double flops() const noexcept { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+};
+
+// The tanh form of GELU, as cuBLASLt's GELU epilogue computes it, so every
+// tier agrees.
+template <class T>
+inline T activate(T x, Activation a) {
+  switch (a) {
+    case Activation::None: return x;
+    case Activation::Relu: return x > T(0) ? x : T(0);
+    case Activation::Gelu: {
+      const T c = T(0.7978845608028654);  // sqrt(2 / pi)
+      return T(0.5) * x * (T(1) + std::tanh(c * (x + T(0.044715) * x * x * x)));
+    }
+  }
+  return x;
+}
+
+}  // namespace detail
+}  // namespace veda

@@ -1,0 +1,117 @@
+// Cost formulas for the ops with their own tiers: GEMM (matmul, linear),
+// sort, scan and transpose. Same shape as the element-wise model: overhead
+// + transfers + max(compute, memory), from the machine profile; history
+// corrects whatever these get wrong on a given machine.
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/cost_model.hpp"
+
+namespace veda::detail {
+namespace {
+
+Estimate make_est(Tier t, double overhead, double transfer, double body) {
+  Estimate e;
+  e.tier = t;
+  e.overhead_us = overhead;
+  e.transfer_us = transfer;
+  e.total_us = overhead + transfer + body;
+  return e;
+}
+
+// GEMM efficiency grows with the problem's edge d = cbrt(m n k); the
+// half-way points are where small tiles stop paying (measured shapes of
+// OpenBLAS and cuBLAS curves, corrected by history on each machine).
+double efficiency(double d, double half) { return d / (d + half); }
+
+}  // namespace
+
+void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {
+  const double m = static_cast<double>(r.m), k = static_cast<double>(r.k), n = static_cast<double>(r.cols);
+  const double flops = 2.0 * m * n * k;
+  const double d = std::cbrt(std::max(m * n * k, 1.0));
+  const double es = r.double_precision ? 8.0 : 4.0;
+  const double threads = std::max(1, r.threads);
+  const double peak = p.cpu.fma_gflops_per_thread * threads * (r.double_precision ? 0.5 : 1.0);
+  const double blas = (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops) > 0
+                          ? (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops)
+                          : 0.85 * peak;
+  // The epilogue of linear(): one more pass over the m x n result.
+  const double epi_cpu = r.linear ? m * n * es * 2 / p.cpu.bw_all_gbps * 1e-3 : 0;
+  const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
+  auto add = [&](Tier t, Estimate e) {
+    if (r.tiers & tier_bit(t)) out.push_back(e);
+  };
+  Estimate ref = make_est(Tier::CpuReference, 0.1, back, flops / 1.0 * 1e-3 + epi_cpu);  // ~1 GFLOP/s naive loop
+  ref.eligible = false;
+  ref.note = "the tests' oracle: only when forced";
+  add(Tier::CpuReference, ref);
+  add(Tier::CpuBlas, make_est(Tier::CpuBlas, 2.0, back, flops / (blas * efficiency(d, 96)) * 1e-3 + epi_cpu));
+  add(Tier::CpuTiled, make_est(Tier::CpuTiled, p.cpu.tbb_auto_us, back,
+                               flops / (0.65 * peak * efficiency(d, 64)) * 1e-3 + epi_cpu));
+  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double outx = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
+  const double dev = r.double_precision ? p.gpu.dgemm_gflops : p.gpu.sgemm_gflops;
+  const double launch = p.gpu.launch_us + 5.0;  // cuBLAS adds its own set-up
+  const double epi_gpu = r.linear ? p.gpu.launch_us + m * n * es * 2 / p.gpu.device_bw_gbps * 1e-3 : 0;
+  const double eg = efficiency(d, 512);
+  add(Tier::GpuTiled, make_est(Tier::GpuTiled, p.gpu.launch_us, in + outx, flops / (0.25 * dev * eg) * 1e-3 + epi_gpu));
+  add(Tier::GpuCublas, make_est(Tier::GpuCublas, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));
+  Estimate tf32 = make_est(Tier::GpuCublasTf32, launch, in + outx, flops / (p.gpu.sgemm_tf32_gflops * eg) * 1e-3 + epi_gpu);
+  if (r.double_precision || !r.allow_tf32 || !r.tensor_cores) {
+    tf32.eligible = false;
+    tf32.note = r.double_precision ? "TF32 is for FP32" : !r.allow_tf32 ? "precision policy is Strict" : "no tensor cores (compute capability < 8.0)";
+  }
+  add(Tier::GpuCublasTf32, tf32);
+  add(Tier::GpuUnfused, make_est(Tier::GpuUnfused, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));
+  const double fused_rate = r.allow_tf32 && r.tensor_cores ? p.gpu.sgemm_tf32_gflops : p.gpu.sgemm_gflops;
+  Estimate fused = make_est(Tier::GpuCublasLtFused, launch, in + outx, flops / (fused_rate * eg) * 1e-3);
+  if (r.double_precision) {
+    fused.eligible = false;
+    fused.note = "the cuBLASLt epilogue tier is FP32 only";
+  }
+  add(Tier::GpuCublasLtFused, fused);
+}
+
+void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {
+  const double n = static_cast<double>(r.n);
+  const double bytes = n * (r.elem_bytes + r.value_bytes);
+  const double threads = std::max(1, r.threads);
+  const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
+  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double outx = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
+  double serial = 0, parallel = 0, device = 0, launches = 1;
+  if (r.op == OpClass::Sort) {
+    // Comparison sorts: ~1.5 ns per element per level here; radix sort on
+    // the GPU: one pass per 8 key bits, reading and writing keys and values.
+    const double levels = std::log2(std::max(n, 2.0));
+    serial = n * levels * 1.5e-3 * (r.value_bytes > 0 ? 1.6 : 1.0);
+    parallel = p.cpu.tbb_auto_us + serial / threads * 1.3;
+    const double passes = r.elem_bytes;  // bytes of key = 8-bit digits
+    device = passes * 2 * bytes / p.gpu.device_bw_gbps * 1e-3;
+    launches = 2 * passes;
+  } else if (r.op == OpClass::Scan) {
+    serial = std::max(n * 0.4e-3, 2 * bytes / p.cpu.bw_one_gbps * 1e-3);
+    // parallel_scan reads the input twice (sum pass, then scan pass).
+    parallel = p.cpu.tbb_auto_us + std::max(n * 0.8e-3 / threads, 3 * bytes / p.cpu.bw_all_gbps * 1e-3);
+    device = 3 * bytes / p.gpu.device_bw_gbps * 1e-3;
+    launches = 2;
+  } else {  // transpose: every element read and written, the writes strided
+    serial = 2 * bytes / p.cpu.bw_one_gbps * 1e-3 * 1.5;
+    parallel = p.cpu.tbb_static_us + 2 * bytes / p.cpu.bw_all_gbps * 1e-3 * 1.5;
+    device = 2 * bytes / p.gpu.device_bw_gbps * 1e-3;
+  }
+  auto add = [&](Tier t, Estimate e) {
+    if (r.tiers & tier_bit(t)) out.push_back(e);
+  };
+  add(Tier::Serial, make_est(Tier::Serial, 0.05, back, serial));
+  Estimate par = make_est(Tier::TbbAuto, 0, back, parallel);
+  if (r.threads <= 1) {
+    par.eligible = false;
+    par.note = "one CPU thread";
+  }
+  add(Tier::TbbAuto, par);
+  add(Tier::Cuda, make_est(Tier::Cuda, launches * p.gpu.launch_us, in + outx, device));
+}
+
+}  // namespace veda::detail

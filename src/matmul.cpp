@@ -1,0 +1,238 @@
+// matmul and linear: validation, one decision, the chosen tier.
+#include "veda/matmul.hpp"
+
+#include <string>
+
+#include "backends/cpu/gemm.hpp"
+#include "runtime/runtime_state.hpp"
+#include "src/op_runner.hpp"
+#include "src/operands.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/detail/map_args.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/gemm.hpp"
+#endif
+
+namespace veda {
+namespace {
+using detail::GemmShape;
+using detail::Tier;
+using detail::tier_bit;
+
+constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
+                                       tier_bit(Tier::GpuTiled) | tier_bit(Tier::GpuCublas) |
+                                       tier_bit(Tier::GpuCublasTf32);
+constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
+                                       tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
+
+std::string dims(std::size_t r, std::size_t c) { return std::to_string(r) + "x" + std::to_string(c); }
+
+template <class T>
+std::size_t rows2(const Array<T>& a, const char* what, const std::string& op) {
+  if (a.ndim() != 2) throw InvalidArgument(op + ": " + what + " must be a 2-D Array (it is 1-D with " + std::to_string(a.size()) + " elements)");
+  return a.rows();
+}
+
+template <class T>
+GemmShape shape_of(const Array<T>& a, const Array<T>& b, const MatmulOptions& o, const std::string& op) {
+  rows2(a, "A", op);
+  rows2(b, "B", op);
+  GemmShape s;
+  s.trans_a = o.transpose_a;
+  s.trans_b = o.transpose_b;
+  s.m = o.transpose_a ? a.cols() : a.rows();
+  s.k = o.transpose_a ? a.rows() : a.cols();
+  const std::size_t kb = o.transpose_b ? b.cols() : b.rows();
+  s.n = o.transpose_b ? b.rows() : b.cols();
+  if (kb != s.k)
+    throw InvalidArgument(op + ": A is " + dims(a.rows(), a.cols()) + (o.transpose_a ? " (transposed)" : "") + " and B is " +
+                          dims(b.rows(), b.cols()) + (o.transpose_b ? " (transposed)" : "") + ": inner dimensions " +
+                          std::to_string(s.k) + " and " + std::to_string(kb) + " differ");
+  return s;
+}
+
+template <class T>
+detail::CallDesc gemm_desc(const GemmShape& s, const MatmulOptions& o) {
+  detail::CallDesc d;
+  d.n = s.m * s.n * std::max<std::size_t>(s.k, 1);
+  d.dims[0] = s.m;
+  d.dims[1] = s.k;
+  d.dims[2] = s.n;
+  d.ndims = 3;
+  d.elem_bytes = sizeof(T);
+  d.type_key = &detail::type_tag<T, GemmShape>;
+  d.placement = o.placement;
+  d.strict = o.strict;
+  d.forced_tier = detail::parse_tier(o.tier);
+  return d;
+}
+
+template <class T>
+detail::Site& op_site(const char* kind, const std::string& name, std::uint32_t tiers) {
+  return *detail::site_for(&typeid(T), name.empty() ? kind : name, detail::OpClass::Gemm, tiers, {});
+}
+
+// The CPU tiers on host pointers; linear adds its epilogue.
+template <class T>
+void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
+  auto& st = rt.state();
+  if (tier == Tier::CpuReference) return detail::cpu::gemm_reference(s, a, b, c);
+  if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(detail::blas(st.cpu), st.config.threads(), s, a, b, c)) return;
+  detail::cpu::gemm_tiled(*st.cpu_executor, s, a, b, c);  // cpu-tiled, or cpu-blas without a BLAS
+}
+
+#if VEDA_HAS_CUDA
+detail::cuda::GemmTier gpu_tier(Tier t) {
+  return t == Tier::GpuTiled ? detail::cuda::GemmTier::Tiled
+         : t == Tier::GpuCublasTf32 ? detail::cuda::GemmTier::CublasTf32
+                                    : detail::cuda::GemmTier::Cublas;
+}
+#endif
+}  // namespace
+
+template <class T>
+Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
+  const GemmShape s = shape_of(a, b, o, "veda::matmul");
+  detail::CallScope scope;
+  Runtime& rt = scope.runtime();
+  detail::CallDesc d = gemm_desc<T>(s, o);
+  detail::describe_operands(d, a, b);
+  auto c = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
+  c.reshape(s.m, s.n);
+  detail::run_op(
+      rt, op_site<Array<T>>("matmul", o.name, kMatmulTiers), d,
+      [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.host().data(), b.host().data(), c.host().data()); },
+      [&](const detail::Plan& p) {
+#if VEDA_HAS_CUDA
+        auto& dev = detail::cuda_device(rt);
+        void* st = dev.stream();
+        const T* da = detail::device_in(dev, a, st);
+        const T* db = detail::device_in(dev, b, st);
+        T* dc = detail::device_out(dev, c, st);
+        detail::cuda::gemm(dev, gpu_tier(p.tier), s, da, db, dc, static_cast<cudaStream_t>(st));
+        detail::device_done(a, st);
+        detail::device_done(b, st);
+        detail::device_done(c, st);
+        if (p.sync_for_timing) dev.synchronize(st);
+        return p.sync_for_timing;
+#else
+        (void)p;
+        return false;
+#endif
+      });
+  return c;
+}
+
+template <class T>
+void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::size_t m, std::size_t k, std::size_t n,
+            const MatmulOptions& o) {
+  auto need = [](std::span<const T> x, std::size_t want, const char* what) {
+    if (x.size() != want)
+      throw InvalidArgument(std::string("veda::matmul: ") + what + " has " + std::to_string(x.size()) +
+                            " elements, the shape needs " + std::to_string(want));
+  };
+  need(a, m * k, "A");
+  need(b, k * n, "B");
+  need(std::span<const T>(c.data(), c.size()), m * n, "C");
+  GemmShape s{m, n, k, o.transpose_a, o.transpose_b};
+  detail::CallScope scope;
+  Runtime& rt = scope.runtime();
+  detail::CallDesc d = gemm_desc<T>(s, o);
+  d.h2d_bytes = (a.size() + b.size()) * sizeof(T);
+  d.d2h_bytes = c.size() * sizeof(T);
+  d.gpu_capable = VEDA_HAS_CUDA;
+  d.nvcc_site = true;
+  detail::run_op(
+      rt, op_site<std::span<T>>("matmul", o.name, kMatmulTiers), d,
+      [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.data(), b.data(), c.data()); },
+      [&](const detail::Plan& p) {
+#if VEDA_HAS_CUDA
+        auto& dev = detail::cuda_device(rt);
+        void* st = dev.stream();
+        detail::gpu_bridge::DeviceTemp da(rt, a.size_bytes() + 1, st), db(rt, b.size_bytes() + 1, st),
+            dc(rt, c.size_bytes() + 1, st);
+        dev.copy_to_device(da.get(), a.data(), a.size_bytes(), st, false);
+        dev.copy_to_device(db.get(), b.data(), b.size_bytes(), st, false);
+        detail::cuda::gemm(dev, gpu_tier(p.tier), s, static_cast<const T*>(da.get()), static_cast<const T*>(db.get()),
+                           static_cast<T*>(dc.get()), static_cast<cudaStream_t>(st));
+        dev.copy_to_host(c.data(), dc.get(), c.size_bytes(), st, false);
+        return true;
+#else
+        (void)p;
+        return false;
+#endif
+      });
+}
+
+template <class T>
+Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Activation act, const MatmulOptions& o) {
+  const std::string op = o.name.empty() ? "veda::linear" : o.name;
+  MatmulOptions mo = o;
+  mo.transpose_a = false;
+  mo.transpose_b = true;  // x w^T
+  const GemmShape s = shape_of(x, w, mo, op);
+  if (!bias.empty() && bias.size() != s.n)
+    throw InvalidArgument(op + ": bias has " + std::to_string(bias.size()) + " elements but w has " +
+                          std::to_string(s.n) + " output features (w is " + dims(w.rows(), w.cols()) + ")");
+  detail::CallScope scope;
+  Runtime& rt = scope.runtime();
+  detail::CallDesc d = gemm_desc<T>(s, o);
+  d.linear = true;
+  detail::describe_operands(d, x, w);
+  auto y = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
+  y.reshape(s.m, s.n);
+  const T* no_bias = nullptr;
+  detail::run_op(
+      rt, op_site<Array<T>>("linear", o.name, kLinearTiers), d,
+      [&](const detail::Plan& p) {
+        T* out = y.host().data();
+        gemm_cpu(rt, p.tier, s, x.host().data(), w.host().data(), out);
+        detail::cpu::bias_activation(*rt.state().cpu_executor, out, s.m, s.n, bias.empty() ? no_bias : bias.host().data(), act);
+      },
+      [&](const detail::Plan& p) {
+#if VEDA_HAS_CUDA
+        auto& dev = detail::cuda_device(rt);
+        void* st = dev.stream();
+        const auto cs = static_cast<cudaStream_t>(st);
+        const T* dx = detail::device_in(dev, x, st);
+        const T* dw = detail::device_in(dev, w, st);
+        const T* db = bias.empty() ? no_bias : detail::device_in(dev, bias, st);
+        T* dy = detail::device_out(dev, y, st);
+        if constexpr (std::is_same_v<T, float>) {
+          if (p.tier == Tier::GpuCublasLtFused) {
+            detail::cuda::linear_fused(dev, s.m, s.n, s.k, dx, dw, db, dy, act,
+                                       rt.config().precision() != Precision::Strict, cs);
+          } else {
+            detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
+            detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
+          }
+        } else {
+          detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
+          detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
+        }
+        detail::device_done(x, st);
+        detail::device_done(w, st);
+        if (!bias.empty()) detail::device_done(bias, st);
+        detail::device_done(y, st);
+        if (p.sync_for_timing) dev.synchronize(st);
+        return p.sync_for_timing;
+#else
+        (void)p;
+        return false;
+#endif
+      });
+  return y;
+}
+
+template Array<float> matmul<float>(const Array<float>&, const Array<float>&, const MatmulOptions&);
+template Array<double> matmul<double>(const Array<double>&, const Array<double>&, const MatmulOptions&);
+template void matmul<float>(std::span<const float>, std::span<const float>, std::span<float>, std::size_t, std::size_t,
+                            std::size_t, const MatmulOptions&);
+template void matmul<double>(std::span<const double>, std::span<const double>, std::span<double>, std::size_t,
+                             std::size_t, std::size_t, const MatmulOptions&);
+template Array<float> linear<float>(const Array<float>&, const Array<float>&, const Array<float>&, Activation,
+                                    const MatmulOptions&);
+template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&, Activation,
+                                      const MatmulOptions&);
+
+}  // namespace veda

@@ -1,0 +1,271 @@
+// Contract: veda::matmul and veda::linear agree with the cpu-reference tier
+// (double accumulation) for every shape class (empty, 1x1, k = 0, primes,
+// tall-skinny, 10^7 outputs), both element types, every transposition and
+// every tier this build and machine can run; bad shapes throw
+// InvalidArgument naming the shapes before any work; the decision names the
+// op and its candidates.
+// Built twice in the CUDA configuration: matmul_test (whatever device is
+// there) and gpu_matmul_test (labelled gpu: every GPU tier forced).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "veda/matmul.hpp"
+#include "veda/runtime.hpp"
+
+namespace {
+struct Runtime {
+  Runtime() { veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Off).build()); }
+  ~Runtime() { veda::shutdown(); }
+};
+
+template <class T>
+veda::Array<T> matrix(std::size_t r, std::size_t c, unsigned seed) {
+  veda::Array<T> a(r, c);
+  auto h = a.host();
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (auto& v : h) {
+    x = x * 1664525u + 1013904223u;
+    v = static_cast<T>(static_cast<int>(x >> 22) - 512) / T(256);  // in [-2, 2), exact in float
+  }
+  return a;
+}
+
+// Tiers to compare against cpu-reference: the CPU ones always, the GPU ones
+// where a GPU is usable.
+std::vector<std::string> tiers(bool linear) {
+  std::vector<std::string> t = {"cpu-blas", "cpu-tiled", ""};  // "": the model's choice
+  if (veda::get_runtime().gpu().usable) {
+    if (linear) t.insert(t.end(), {"gpu-unfused", "gpu-cublaslt-fused"});
+    else t.insert(t.end(), {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32"});
+  }
+  return t;
+}
+
+// Error bound for a k-term dot product of values below 2 in magnitude:
+// k * 4 * eps(T) relative to the largest possible |sum|, looser for TF32
+// (10-bit mantissa) when the precision policy allows it.
+template <class T>
+double tolerance(std::size_t k, const std::string& tier) {
+  const double eps = tier.find("tf32") != std::string::npos || tier == "gpu-cublaslt-fused"
+                         ? std::ldexp(1.0, -10)
+                         : std::numeric_limits<T>::epsilon();
+  return 4.0 * eps * static_cast<double>(std::max<std::size_t>(k, 1)) * 4.0 + 1e-12;
+}
+
+template <class T>
+void check_close(const veda::Array<T>& got, const veda::Array<T>& want, double tol) {
+  REQUIRE(got.size() == want.size());
+  CHECK(got.rows() == want.rows());
+  CHECK(got.cols() == want.cols());
+  const auto g = got.host();
+  const auto w = want.host();
+  std::size_t bad = 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double e = std::abs(static_cast<double>(g[i]) - static_cast<double>(w[i]));
+    worst = std::max(worst, e);
+    bad += !(e <= tol);  // NaN counts as bad
+  }
+  CAPTURE(worst);
+  CAPTURE(tol);
+  CHECK(bad == 0);
+}
+
+struct Shape {
+  std::size_t m, k, n;
+};
+const Shape kShapes[] = {{0, 0, 0}, {0, 5, 3}, {4, 0, 3}, {1, 1, 1}, {1, 7, 1}, {2, 3, 2},
+                         {13, 1, 17}, {7, 13, 11}, {97, 89, 101}, {1009, 3, 5}, {3, 1021, 2}, {64, 64, 64},
+                         {129, 257, 65}};
+
+template <class T>
+void matmul_agrees(bool ta, bool tb) {
+  for (const auto& sh : kShapes) {
+    CAPTURE(sh.m);
+    CAPTURE(sh.k);
+    CAPTURE(sh.n);
+    const auto a = ta ? matrix<T>(sh.k, sh.m, 1) : matrix<T>(sh.m, sh.k, 1);
+    const auto b = tb ? matrix<T>(sh.n, sh.k, 2) : matrix<T>(sh.k, sh.n, 2);
+    veda::MatmulOptions o;
+    o.transpose_a = ta;
+    o.transpose_b = tb;
+    o.tier = "cpu-reference";
+    const auto want = veda::matmul(a, b, o);
+    CHECK(veda::last_decision().tier == "cpu-reference");
+    for (const auto& tier : tiers(false)) {
+      CAPTURE(tier);
+      o.tier = tier;
+      check_close(veda::matmul(a, b, o), want, tolerance<T>(sh.k, tier));
+      if (!tier.empty()) CHECK(veda::last_decision().tier == tier);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("matmul agrees with the reference for every shape, transposition and tier", T, float, double) {
+  Runtime rt;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      CAPTURE(ta);
+      CAPTURE(tb);
+      matmul_agrees<T>(ta, tb);
+    }
+}
+
+TEST_CASE("matmul at n = 512 and with 10^7 outputs") {
+  Runtime rt;
+  {
+    const auto a = matrix<float>(512, 512, 3), b = matrix<float>(512, 512, 4);
+    veda::MatmulOptions o;
+    o.tier = "cpu-reference";
+    const auto want = veda::matmul(a, b, o);
+    for (const auto& tier : tiers(false)) {
+      CAPTURE(tier);
+      o.tier = tier;
+      check_close(veda::matmul(a, b, o), want, tolerance<float>(512, tier));
+    }
+  }
+  // 10007 x 1009 = 10^7 outputs from a rank-3 product; spot-check rows
+  // against sums computed here in double.
+  const std::size_t m = 10007, k = 3, n = 1009;
+  const auto a = matrix<float>(m, k, 5), b = matrix<float>(k, n, 6);
+  for (const auto& tier : tiers(false)) {
+    CAPTURE(tier);
+    veda::MatmulOptions o;
+    o.tier = tier;
+    const auto c = veda::matmul(a, b, o);
+    REQUIRE(c.size() == m * n);
+    const auto ch = c.host(), ah = a.host(), bh = b.host();
+    for (std::size_t i : {std::size_t{0}, std::size_t{1}, m / 2, m - 1})
+      for (std::size_t j : {std::size_t{0}, n / 3, n - 1}) {
+        double s = 0;
+        for (std::size_t p = 0; p < k; ++p) s += double(ah[i * k + p]) * bh[p * n + j];
+        CHECK(ch[i * n + j] == doctest::Approx(s).epsilon(1e-6));
+      }
+  }
+}
+
+TEST_CASE("matmul on spans writes C in place") {
+  Runtime rt;
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6};       // 2 x 3
+  const std::vector<double> b = {7, 8, 9, 10, 11, 12};    // 3 x 2
+  for (const char* tier : {"cpu-reference", "cpu-blas", "cpu-tiled"}) {
+    CAPTURE(tier);
+    std::vector<double> c(4, -1.0);
+    veda::MatmulOptions o;
+    o.tier = tier;
+    veda::matmul<double>(a, b, c, 2, 3, 2, o);
+    CHECK(c == std::vector<double>{58, 64, 139, 154});
+  }
+}
+
+TEST_CASE_TEMPLATE("linear = act(x w^T + bias) for every activation and tier", T, float, double) {
+  Runtime rt;
+  for (const Shape& sh : {Shape{1, 1, 1}, Shape{7, 13, 11}, Shape{97, 89, 101}, Shape{300, 64, 3}, Shape{0, 4, 2}}) {
+    CAPTURE(sh.m);
+    CAPTURE(sh.k);
+    CAPTURE(sh.n);
+    const auto x = matrix<T>(sh.m, sh.k, 7), w = matrix<T>(sh.n, sh.k, 8), bias = matrix<T>(1, sh.n, 9);
+    for (auto act : {veda::Activation::None, veda::Activation::Relu, veda::Activation::Gelu})
+      for (bool with_bias : {true, false}) {
+        CAPTURE(static_cast<int>(act));
+        CAPTURE(with_bias);
+        const veda::Array<T> none;
+        const veda::Array<T>& bv = with_bias ? bias : none;
+        // Oracle: the reference product, then the epilogue computed here.
+        veda::MatmulOptions o;
+        o.transpose_b = true;
+        o.tier = "cpu-reference";
+        auto want = veda::matmul(x, w, o);
+        auto wh = want.host();
+        for (std::size_t i = 0; i < sh.m; ++i)
+          for (std::size_t j = 0; j < sh.n; ++j)
+            wh[i * sh.n + j] = veda::detail::activate<T>(wh[i * sh.n + j] + (with_bias ? bias.host()[j] : T(0)), act);
+        for (const auto& tier : tiers(true)) {
+          CAPTURE(tier);
+          veda::MatmulOptions lo;
+          lo.tier = tier;
+          const auto y = veda::linear(x, w, bv, act, lo);
+          CHECK(veda::last_decision().name == "linear");
+          // GELU's tanh adds a few ulps of its own.
+          check_close(y, want, tolerance<T>(sh.k, tier) * 2);
+        }
+      }
+  }
+}
+
+TEST_CASE("shape errors name both shapes and happen before any work") {
+  Runtime rt;
+  const auto a = matrix<float>(3, 4, 1), b = matrix<float>(5, 2, 2);
+  try {
+    (void)veda::matmul(a, b);
+    FAIL("expected InvalidArgument");
+  } catch (const veda::InvalidArgument& e) {
+    const std::string what = e.what();
+    CHECK(what.find("3x4") != std::string::npos);
+    CHECK(what.find("5x2") != std::string::npos);
+    CHECK(what.find("inner dimensions 4 and 5") != std::string::npos);
+  }
+  veda::MatmulOptions t;
+  t.transpose_b = true;  // b^T is 2 x 5: still does not fit
+  CHECK_THROWS_AS((void)veda::matmul(a, b, t), veda::InvalidArgument);
+  t.transpose_a = true;  // a^T (4 x 3) * b^T (2 x 5): 3 vs 2
+  CHECK_THROWS_AS((void)veda::matmul(a, b, t), veda::InvalidArgument);
+
+  veda::Array<float> flat(12);
+  CHECK_THROWS_WITH_AS((void)veda::matmul(flat, b), doctest::Contains("2-D"), veda::InvalidArgument);
+
+  const auto w = matrix<float>(6, 4, 3);
+  const auto bias = matrix<float>(1, 5, 4);
+  CHECK_THROWS_WITH_AS((void)veda::linear(a, w, bias), doctest::Contains("bias has 5 elements"), veda::InvalidArgument);
+
+  std::vector<float> sa(6), sb(6), sc(3);
+  CHECK_THROWS_WITH_AS(veda::matmul<float>(sa, sb, sc, 2, 3, 2), doctest::Contains("C has 3 elements"),
+                       veda::InvalidArgument);
+  CHECK(sc == std::vector<float>(3, 0.0f));  // untouched
+
+  veda::MatmulOptions bogus;
+  bogus.tier = "cpu-fast";
+  CHECK_THROWS_AS((void)veda::matmul(a, matrix<float>(4, 2, 5), bogus), veda::InvalidArgument);
+  bogus.tier = "tbb-static";  // a real tier, but not one of matmul's
+  CHECK_THROWS_WITH_AS((void)veda::matmul(a, matrix<float>(4, 2, 5), bogus), doctest::Contains("no tier"),
+                       veda::InvalidArgument);
+
+  // The runtime is still usable.
+  const auto c = veda::matmul(a, matrix<float>(4, 2, 5));
+  CHECK(c.rows() == 3);
+  CHECK(c.cols() == 2);
+}
+
+TEST_CASE("the decision names the op, its shape classes and candidates") {
+  Runtime rt;
+  const auto a = matrix<float>(200, 100, 1), b = matrix<float>(100, 50, 2);
+  veda::MatmulOptions o;
+  o.name = "projection";
+  (void)veda::matmul(a, b, o);
+  const auto d = veda::last_decision();
+  CHECK(d.name == "projection");
+  CHECK(d.device == (d.tier.rfind("gpu", 0) == 0 ? veda::Device::Gpu : veda::Device::Cpu));
+  bool blas = false, tiled = false, reference_ineligible = false;
+  for (const auto& c : d.candidates) {
+    blas |= c.tier == "cpu-blas";
+    tiled |= c.tier == "cpu-tiled";
+    if (c.tier == "cpu-reference") reference_ineligible = !c.eligible;
+  }
+  CHECK(blas);
+  CHECK(tiled);
+  CHECK(reference_ineligible);
+  if (!veda::get_runtime().gpu().usable) CHECK(d.device == veda::Device::Cpu);
+
+  // A GPU tier forced without a GPU runs on the CPU; strict placement throws.
+  if (!veda::get_runtime().gpu().usable) {
+    o.tier = "gpu-cublas";
+    const auto c = veda::matmul(a, b, o);
+    CHECK(veda::last_decision().device == veda::Device::Cpu);
+    o.strict = true;
+    CHECK_THROWS_AS((void)veda::matmul(a, b, o), veda::DeviceError);
+  }
+}
