@@ -8,7 +8,6 @@
 #include "src/op_runner.hpp"
 #include "src/operands.hpp"
 #include "veda/detail/call_scope.hpp"
-#include "veda/detail/map_args.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/gemm.hpp"
 #endif
@@ -53,24 +52,18 @@ GemmShape shape_of(const Array<T>& a, const Array<T>& b, const MatmulOptions& o,
 
 template <class T>
 detail::CallDesc gemm_desc(const GemmShape& s, const MatmulOptions& o) {
-  detail::CallDesc d;
-  d.n = s.m * s.n * std::max<std::size_t>(s.k, 1);
+  detail::CallDesc d = detail::op_desc(s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
   d.dims[0] = s.m;
   d.dims[1] = s.k;
   d.dims[2] = s.n;
   d.ndims = 3;
-  d.elem_bytes = sizeof(T);
-  d.type_key = &detail::type_tag<T, GemmShape>;
-  d.placement = o.placement;
-  d.strict = o.strict;
-  d.forced_tier = detail::parse_tier(o.tier);
   return d;
 }
 
+template <class T, class Operands>
+struct MatmulTag {};
 template <class T>
-detail::Site& op_site(const char* kind, const std::string& name, std::uint32_t tiers) {
-  return *detail::site_for(&typeid(T), name.empty() ? kind : name, detail::OpClass::Gemm, tiers, {});
-}
+struct LinearTag {};
 
 // The CPU tiers on host pointers; linear adds its epilogue.
 template <class T>
@@ -100,7 +93,7 @@ Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
   auto c = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
   c.reshape(s.m, s.n);
   detail::run_op(
-      rt, op_site<Array<T>>("matmul", o.name, kMatmulTiers), d,
+      rt, detail::op_site<MatmulTag<T, Array<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
       [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.host().data(), b.host().data(), c.host().data()); },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -110,9 +103,7 @@ Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
         const T* db = detail::device_in(dev, b, st);
         T* dc = detail::device_out(dev, c, st);
         detail::cuda::gemm(dev, gpu_tier(p.tier), s, da, db, dc, static_cast<cudaStream_t>(st));
-        detail::device_done(a, st);
-        detail::device_done(b, st);
-        detail::device_done(c, st);
+        detail::device_done({a.buffer(), b.buffer(), c.buffer()}, st);
         if (p.sync_for_timing) dev.synchronize(st);
         return p.sync_for_timing;
 #else
@@ -138,12 +129,9 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::CallDesc d = gemm_desc<T>(s, o);
-  d.h2d_bytes = (a.size() + b.size()) * sizeof(T);
-  d.d2h_bytes = c.size() * sizeof(T);
-  d.gpu_capable = VEDA_HAS_CUDA;
-  d.nvcc_site = true;
+  detail::describe_host_operands(d, (a.size() + b.size()) * sizeof(T), c.size() * sizeof(T));
   detail::run_op(
-      rt, op_site<std::span<T>>("matmul", o.name, kMatmulTiers), d,
+      rt, detail::op_site<MatmulTag<T, std::span<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
       [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.data(), b.data(), c.data()); },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -178,12 +166,12 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
   Runtime& rt = scope.runtime();
   detail::CallDesc d = gemm_desc<T>(s, o);
   d.linear = true;
-  detail::describe_operands(d, x, w);
+  detail::describe_operands(d, x, w, bias);
   auto y = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
   y.reshape(s.m, s.n);
   const T* no_bias = nullptr;
   detail::run_op(
-      rt, op_site<Array<T>>("linear", o.name, kLinearTiers), d,
+      rt, detail::op_site<LinearTag<T>>(o.name, "linear", detail::OpClass::Gemm, kLinearTiers), d,
       [&](const detail::Plan& p) {
         T* out = y.host().data();
         gemm_cpu(rt, p.tier, s, x.host().data(), w.host().data(), out);
@@ -210,10 +198,7 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
           detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
           detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
         }
-        detail::device_done(x, st);
-        detail::device_done(w, st);
-        if (!bias.empty()) detail::device_done(bias, st);
-        detail::device_done(y, st);
+        detail::device_done({x.buffer(), w.buffer(), bias.buffer(), y.buffer()}, st);
         if (p.sync_for_timing) dev.synchronize(st);
         return p.sync_for_timing;
 #else

@@ -1,14 +1,39 @@
 // The skeleton every library op (matmul, linear, sort, scan, transpose)
-// shares: one decision at the op's site, the chosen tier, device
-// out-of-memory falling back to the CPU, and the time reported back.
+// shares: its call site, its call description, one decision, the chosen
+// tier, device out-of-memory falling back to the CPU, and the time reported
+// back.
 #pragma once
 
+#include <string>
+
 #include "veda/build_config.hpp"
+#include "veda/decision.hpp"
 #include "veda/detail/dispatch.hpp"
+#include "veda/detail/map_args.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"
 
 namespace veda::detail {
+
+// One site per (op, element type, variant) Tag and name: history never mixes
+// ops that happen to share a user-given name.
+template <class Tag>
+Site& op_site(const std::string& name, const char* default_name, OpClass op, std::uint32_t tiers) {
+  return *site_for(&type_tag<Tag>, name.empty() ? std::string(default_name) : name, op, tiers, {});
+}
+
+// The fields every op sets; the op adds its shape and operand residency.
+template <class Options>
+CallDesc op_desc(std::size_t n, std::size_t elem_bytes, const Options& o) {
+  CallDesc d;
+  d.type_key = &type_tag<Options>;  // one type per op site (its Tag names the element type)
+  d.n = n;
+  d.elem_bytes = static_cast<std::uint8_t>(elem_bytes);
+  d.placement = o.placement;
+  d.strict = o.strict;
+  d.forced_tier = parse_tier(o.tier);
+  return d;
+}
 
 // gpu(plan) runs a GPU tier and returns whether it synchronised (so its time
 // may be learned); cpu(plan) runs a CPU tier.

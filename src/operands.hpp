@@ -1,6 +1,10 @@
-// Library ops' view of their Array operands: residency for the cost model,
-// and (CUDA backend) device pointers taken through the data layer.
+// Library ops' view of their operands: residency for the cost model, and
+// (CUDA backend) device pointers taken through the data layer. Buffer-level,
+// so type-erased operands (sort values) work like Arrays; an empty Array has
+// no Buffer and counts as valid everywhere.
 #pragma once
+
+#include <initializer_list>
 
 #include "veda/array.hpp"
 #include "veda/build_config.hpp"
@@ -8,28 +12,39 @@
 #if VEDA_HAS_CUDA
 #include "backends/cuda/cuda_device.hpp"
 #include "runtime/runtime_state.hpp"
-#include "veda/detail/gpu_bridge.hpp"
+#include "veda/detail/gpu_bridge.hpp"  // DeviceTemp
 #endif
 
 namespace veda::detail {
 
-// Adds where the operands' valid copies are to d (bytes each tier would move).
-template <class... A>
-void describe_operands(CallDesc& d, const A&... arrays) {
+// Adds where the operands' valid copies are to d (the bytes each tier would
+// move), for ops whose results stay where they are computed.
+inline void describe_buffers(CallDesc& d, std::initializer_list<const Buffer*> bufs) {
   bool all = true, any = false;
-  auto one = [&](const auto& a) {
-    const std::size_t bytes = a.bytes();
-    const bool dev = a.valid_on_device(), host = a.valid_on_host();
-    if (!dev) d.h2d_bytes += bytes;
-    if (!host) d.cpu_d2h_bytes += bytes;
+  for (const Buffer* b : bufs) {
+    if (!b) continue;
+    const bool dev = b->valid_on_device();
+    if (!dev) d.h2d_bytes += b->bytes();
+    if (!b->valid_on_host()) d.cpu_d2h_bytes += b->bytes();
     all &= dev;
     any |= dev;
-  };
-  (one(arrays), ...);
-  d.all_on_device = all && sizeof...(A) > 0;
+  }
+  d.all_on_device = all && bufs.size() > 0;
   d.any_on_device = any;
   d.gpu_capable = VEDA_HAS_CUDA;
   d.nvcc_site = true;  // library kernels need no nvcc at the call site
+}
+template <class... A>
+void describe_operands(CallDesc& d, const A&... arrays) {
+  describe_buffers(d, {arrays.buffer()...});
+}
+
+// Host-range operands: copied in, and results copied back, on the GPU tiers.
+inline void describe_host_operands(CallDesc& d, std::size_t in_bytes, std::size_t out_bytes) {
+  d.h2d_bytes = in_bytes;
+  d.d2h_bytes = out_bytes;
+  d.gpu_capable = VEDA_HAS_CUDA;
+  d.nvcc_site = true;
 }
 
 #if VEDA_HAS_CUDA
@@ -38,17 +53,23 @@ inline cuda::CudaDevice& cuda_device(Runtime& rt) {
   if (!dev) throw DeviceError("veda: no CUDA device in this runtime");
   return *dev;
 }
+// Device pointers for reading, for writing (contents discarded) and for
+// updating in place; null for an absent (empty) buffer. device_done records
+// the stream's work on every buffer used.
+inline const void* device_in(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_read(dev, s) : nullptr; }
+inline void* device_out(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_write(dev, s, false) : nullptr; }
+inline void* device_inout(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_write(dev, s, true) : nullptr; }
+inline void device_done(std::initializer_list<Buffer*> bufs, void* s) {
+  for (Buffer* b : bufs)
+    if (b) b->device_done(s);
+}
 template <class T>
 const T* device_in(cuda::CudaDevice& dev, const Array<T>& a, void* s) {
-  return a.size() ? static_cast<const T*>(a.buffer()->device_read(dev, s)) : nullptr;
+  return static_cast<const T*>(device_in(dev, a.buffer(), s));
 }
 template <class T>
 T* device_out(cuda::CudaDevice& dev, Array<T>& a, void* s) {
-  return a.size() ? static_cast<T*>(a.buffer()->device_write(dev, s, false)) : nullptr;
-}
-template <class T>
-void device_done(const Array<T>& a, void* s) {
-  if (a.size()) a.buffer()->device_done(s);
+  return static_cast<T*>(device_out(dev, a.buffer(), s));
 }
 #endif
 

@@ -12,14 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "support/op_tiers.hpp"
 #include "veda/matmul.hpp"
-#include "veda/runtime.hpp"
 
 namespace {
-struct Runtime {
-  Runtime() { veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Off).build()); }
-  ~Runtime() { veda::shutdown(); }
-};
+using Runtime = veda_test::OpRuntime;
 
 template <class T>
 veda::Array<T> matrix(std::size_t r, std::size_t c, unsigned seed) {
@@ -33,15 +30,10 @@ veda::Array<T> matrix(std::size_t r, std::size_t c, unsigned seed) {
   return a;
 }
 
-// Tiers to compare against cpu-reference: the CPU ones always, the GPU ones
-// where a GPU is usable.
+// Tiers to compare against cpu-reference.
 std::vector<std::string> tiers(bool linear) {
-  std::vector<std::string> t = {"cpu-blas", "cpu-tiled", ""};  // "": the model's choice
-  if (veda::get_runtime().gpu().usable) {
-    if (linear) t.insert(t.end(), {"gpu-unfused", "gpu-cublaslt-fused"});
-    else t.insert(t.end(), {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32"});
-  }
-  return t;
+  return linear ? veda_test::op_tiers({"cpu-blas", "cpu-tiled"}, {"gpu-unfused", "gpu-cublaslt-fused"})
+                : veda_test::op_tiers({"cpu-blas", "cpu-tiled"}, {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32"});
 }
 
 // Error bound for a k-term dot product of values below 2 in magnitude:
@@ -115,19 +107,36 @@ TEST_CASE_TEMPLATE("matmul agrees with the reference for every shape, transposit
     }
 }
 
-TEST_CASE("matmul at n = 512 and with 10^7 outputs") {
-  Runtime rt;
-  {
-    const auto a = matrix<float>(512, 512, 3), b = matrix<float>(512, 512, 4);
-    veda::MatmulOptions o;
-    o.tier = "cpu-reference";
-    const auto want = veda::matmul(a, b, o);
-    for (const auto& tier : tiers(false)) {
-      CAPTURE(tier);
-      o.tier = tier;
-      check_close(veda::matmul(a, b, o), want, tolerance<float>(512, tier));
-    }
+namespace {
+// Large squares: the reference computes eight sampled rows (a row block of
+// A times B is those rows of the product).
+template <class T>
+void large_square(std::size_t n) {
+  const auto a = matrix<T>(n, n, 3), b = matrix<T>(n, n, 4);
+  const std::size_t rows[] = {0, 1, 2, n / 3, n / 2, n / 2 + 1, n - 2, n - 1};
+  veda::Array<T> a_rows(std::size(rows), n);
+  for (std::size_t r = 0; r < std::size(rows); ++r)
+    for (std::size_t j = 0; j < n; ++j) a_rows.host()[r * n + j] = a.host()[rows[r] * n + j];
+  veda::MatmulOptions o;
+  o.tier = "cpu-reference";
+  const auto want = veda::matmul(a_rows, b, o);
+  for (const auto& tier : tiers(false)) {
+    CAPTURE(tier);
+    o.tier = tier;
+    const auto c = veda::matmul(a, b, o);
+    veda::Array<T> got(std::size(rows), n);
+    for (std::size_t r = 0; r < std::size(rows); ++r)
+      for (std::size_t j = 0; j < n; ++j) got.host()[r * n + j] = c.host()[rows[r] * n + j];
+    check_close(got, want, tolerance<T>(n, tier));
   }
+}
+}  // namespace
+
+TEST_CASE("matmul at n = 1024 and 4096, and with 10^7 outputs") {
+  Runtime rt;
+  large_square<float>(1024);
+  large_square<double>(1024);
+  large_square<float>(4096);
   // 10007 x 1009 = 10^7 outputs from a rank-3 product; spot-check rows
   // against sums computed here in double.
   const std::size_t m = 10007, k = 3, n = 1009;

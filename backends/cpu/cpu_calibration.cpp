@@ -114,8 +114,8 @@ void gemm_rates(const CpuInfo& info, int threads, CpuProfile& cpu) {
     auto run = [&] { cpu::gemm_blas(b, threads, s, a.data(), bm.data(), c.data()); };
     // Warm-up: OpenBLAS starts its threads and allocates its buffers, and
     // the oneTBB workers calibrated just before stop spinning.
-    run();
-    run();
+    // OpenBLAS needs a few calls (~40 ms here) to reach its steady rate.
+    for (int i = 0; i < 3; ++i) run();
     return s.flops() / median_us(run, 5) * 1e-3;
   };
   cpu.sgemm_gflops = rate(0.0f);

@@ -27,7 +27,9 @@ template <class T>
 __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
   __shared__ T as[kTile][kTile + 1];  // +1: no bank conflicts on the transposed reads
   __shared__ T bs[kTile][kTile + 1];
-  const std::size_t row0 = static_cast<std::size_t>(blockIdx.y) * kTile;
+  // Grid z * y walks row tiles (y alone is limited to 65535).
+  const std::size_t row0 = (static_cast<std::size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * kTile;
+  if (row0 >= s.m) return;  // the whole block: before any barrier
   const std::size_t col = static_cast<std::size_t>(blockIdx.x) * kTile + threadIdx.x;
   T acc[kTile / kRows] = {};
   for (std::size_t p0 = 0; p0 < s.k; p0 += kTile) {
@@ -72,7 +74,9 @@ template <class T>
 void launch_tiled_gemm(const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
   if (s.m == 0 || s.n == 0) return;
   const dim3 block(kTile, kRows);
-  const dim3 grid(static_cast<unsigned>((s.n + kTile - 1) / kTile), static_cast<unsigned>((s.m + kTile - 1) / kTile));
+  const std::size_t row_tiles = (s.m + kTile - 1) / kTile, y = std::min<std::size_t>(row_tiles, 65535);
+  const dim3 grid(static_cast<unsigned>((s.n + kTile - 1) / kTile), static_cast<unsigned>(y),
+                  static_cast<unsigned>((row_tiles + y - 1) / y));
   tiled_gemm<T><<<grid, block, 0, stream>>>(s, a, b, c);
 }
 

@@ -14,4 +14,7 @@
 #include "veda/memory_stats.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/reduce.hpp"
+#include "veda/scan.hpp"
+#include "veda/sort.hpp"
+#include "veda/transpose.hpp"
 #include "veda/runtime.hpp"

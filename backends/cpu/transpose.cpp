@@ -1,0 +1,56 @@
+#include "backends/cpu/transpose.hpp"
+
+#include <tbb/blocked_range2d.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace veda::detail::cpu {
+namespace {
+constexpr std::size_t kBlock = 32;
+// Elements are moved as unsigned words of their size; may_alias keeps that
+// legal for whatever type the caller's bytes hold.
+typedef std::uint8_t u8a __attribute__((may_alias));
+typedef std::uint16_t u16a __attribute__((may_alias));
+typedef std::uint32_t u32a __attribute__((may_alias));
+typedef std::uint64_t u64a __attribute__((may_alias));
+
+template <class U>
+void block(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
+           std::size_t c1) {
+  for (std::size_t i0 = r0; i0 < r1; i0 += kBlock)
+    for (std::size_t j0 = c0; j0 < c1; j0 += kBlock) {
+      const std::size_t i1 = std::min(r1, i0 + kBlock), j1 = std::min(c1, j0 + kBlock);
+      for (std::size_t i = i0; i < i1; ++i)
+        for (std::size_t j = j0; j < j1; ++j) out[j * rows + i] = in[i * cols + j];
+    }
+}
+
+template <class U>
+void run(CpuExecutor* parallel, const void* in_v, void* out_v, std::size_t rows, std::size_t cols) {
+  const auto* in = static_cast<const U*>(in_v);
+  auto* out = static_cast<U*>(out_v);
+  if (!parallel) return block(in, out, rows, cols, 0, rows, 0, cols);
+  parallel->execute([&] {
+    tbb::parallel_for(tbb::blocked_range2d<std::size_t>(0, rows, 4 * kBlock, 0, cols, 4 * kBlock),
+                      [&](const tbb::blocked_range2d<std::size_t>& r) {
+                        block(in, out, rows, cols, r.rows().begin(), r.rows().end(), r.cols().begin(),
+                              r.cols().end());
+                      });
+  });
+}
+}  // namespace
+
+void transpose(CpuExecutor* parallel, const void* in, void* out, std::size_t rows, std::size_t cols,
+               std::size_t elem) {
+  if (rows == 0 || cols == 0) return;
+  switch (elem) {
+    case 1: return run<u8a>(parallel, in, out, rows, cols);
+    case 2: return run<u16a>(parallel, in, out, rows, cols);
+    case 4: return run<u32a>(parallel, in, out, rows, cols);
+    default: return run<u64a>(parallel, in, out, rows, cols);
+  }
+}
+
+}  // namespace veda::detail::cpu

@@ -1,0 +1,15 @@
+// CPU transpose tiers: serial and tbb-auto, both in 32 x 32 blocks so that
+// reads and writes each stay within a few cache lines per block.
+#pragma once
+
+#include <cstddef>
+
+#include "backends/cpu/cpu_executor.hpp"
+
+namespace veda::detail::cpu {
+
+// out (cols x rows) = in (rows x cols)^T for elements of elem (1, 2, 4, 8) bytes.
+void transpose(CpuExecutor* parallel, const void* in, void* out, std::size_t rows, std::size_t cols,
+               std::size_t elem);
+
+}  // namespace veda::detail::cpu

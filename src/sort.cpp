@@ -1,0 +1,134 @@
+// sort / sort_by_key: validation, one decision, the chosen tier.
+#include "veda/sort.hpp"
+
+#include "backends/cpu/sort.hpp"
+#include "runtime/runtime_state.hpp"
+#include "src/op_runner.hpp"
+#include "src/operands.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/detail/reduce_kind.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/sort.hpp"
+#endif
+
+namespace veda::detail {
+namespace {
+
+template <class K, bool Stable, bool Pairs, class Operands>
+struct SortTag {};
+
+// Stable sorts have no tbb-auto tier: tbb::parallel_sort is not stable.
+template <class K, class Operands>
+Site& sort_site(const SortOptions& o, bool pairs) {
+  constexpr std::uint32_t stable_tiers = tier_bit(Tier::Serial) | tier_bit(Tier::Cuda);
+  constexpr std::uint32_t all = stable_tiers | tier_bit(Tier::TbbAuto);
+  if (o.stable && o.tier == "tbb-auto")
+    throw InvalidArgument("veda::sort: tier 'tbb-auto' (tbb::parallel_sort) is not stable; stable sorts run "
+                          "'serial' or 'cuda'");
+  if (pairs)
+    return o.stable ? op_site<SortTag<K, true, true, Operands>>(o.name, "stable_sort_by_key", OpClass::Sort, stable_tiers)
+                    : op_site<SortTag<K, false, true, Operands>>(o.name, "sort_by_key", OpClass::Sort, all);
+  return o.stable ? op_site<SortTag<K, true, false, Operands>>(o.name, "stable_sort", OpClass::Sort, stable_tiers)
+                  : op_site<SortTag<K, false, false, Operands>>(o.name, "sort", OpClass::Sort, all);
+}
+
+template <class K>
+CallDesc sort_desc(std::size_t n, std::size_t value_bytes, const SortOptions& o) {
+  CallDesc d = op_desc(n, sizeof(K), o);
+  d.value_bytes = static_cast<std::uint8_t>(value_bytes);
+  return d;
+}
+
+template <class K>
+void sort_cpu(Runtime& rt, Tier tier, K* keys, void* values, std::size_t value_bytes, std::size_t n,
+              const SortOptions& o) {
+  cpu::sort_keys(tier == Tier::TbbAuto ? rt.state().cpu_executor.get() : nullptr, keys, values, value_bytes, n,
+                 o.stable, o.descending);
+}
+
+}  // namespace
+
+void throw_sort_lengths(std::size_t keys, std::size_t values) {
+  throw InvalidArgument("veda::sort_by_key: " + std::to_string(keys) + " keys but " + std::to_string(values) +
+                        " values");
+}
+
+template <class K>
+void sort_span(std::span<K> keys, void* values, std::size_t value_bytes, const SortOptions& o) {
+  const std::size_t n = keys.size();
+  const auto* kb = reinterpret_cast<const char*>(keys.data());
+  const auto* vb = static_cast<const char*>(values);
+  if (values && n && vb < kb + keys.size_bytes() && kb < vb + n * value_bytes)
+    throw InvalidArgument("veda::sort_by_key: values overlap keys");
+  CallScope scope;
+  Runtime& rt = scope.runtime();
+  CallDesc d = sort_desc<K>(n, values ? value_bytes : 0, o);
+  describe_host_operands(d, n * (sizeof(K) + d.value_bytes), n * (sizeof(K) + d.value_bytes));
+  run_op(
+      rt, sort_site<K, std::span<K>>(o, values != nullptr), d,
+      [&](const Plan& p) { sort_cpu(rt, p.tier, keys.data(), values, value_bytes, n, o); },
+      [&](const Plan&) {
+#if VEDA_HAS_CUDA
+        auto& dev = cuda_device(rt);
+        void* s = dev.stream();
+        const std::size_t vbytes = n * d.value_bytes;
+        gpu_bridge::DeviceTemp dk(rt, keys.size_bytes() + 1, s), dv(rt, vbytes + 1, s);
+        dev.copy_to_device(dk.get(), keys.data(), keys.size_bytes(), s, false);
+        if (values) dev.copy_to_device(dv.get(), values, vbytes, s, false);
+        cuda::sort_device(dev, scalar_type_of<K>(), dk.get(), values ? dv.get() : nullptr, value_bytes, n,
+                          o.descending, static_cast<cudaStream_t>(s));
+        dev.copy_to_host(keys.data(), dk.get(), keys.size_bytes(), s, false);
+        if (values) dev.copy_to_host(values, dv.get(), vbytes, s, false);
+        return true;
+#else
+        return false;
+#endif
+      });
+}
+
+template <class K>
+void sort_array(Array<K>& keys, Buffer* values, std::size_t value_bytes, const SortOptions& o) {
+  const std::size_t n = keys.size();
+  if (values && values == keys.buffer())
+    throw InvalidArgument("veda::sort_by_key: keys and values are the same Array");
+  CallScope scope;
+  Runtime& rt = scope.runtime();
+  CallDesc d = sort_desc<K>(n, values ? value_bytes : 0, o);
+  describe_buffers(d, {keys.buffer(), values});
+  run_op(
+      rt, sort_site<K, Array<K>>(o, values != nullptr), d,
+      [&](const Plan& p) {
+        K* k = keys.host().data();
+        void* v = values && n ? values->host_write() : nullptr;
+        sort_cpu(rt, p.tier, k, v, value_bytes, n, o);
+      },
+      [&](const Plan& p) {
+#if VEDA_HAS_CUDA
+        auto& dev = cuda_device(rt);
+        void* s = dev.stream();
+        void* dk = device_inout(dev, keys.buffer(), s);
+        void* dv = values ? device_inout(dev, values, s) : nullptr;
+        cuda::sort_device(dev, scalar_type_of<K>(), dk, dv, value_bytes, n, o.descending,
+                          static_cast<cudaStream_t>(s));
+        device_done({keys.buffer(), values}, s);
+        if (p.sync_for_timing) dev.synchronize(s);
+        return p.sync_for_timing;
+#else
+        (void)p;
+        return false;
+#endif
+      });
+}
+
+#define VEDA_SORT_INSTANTIATE(K)                                                       \
+  template void sort_span<K>(std::span<K>, void*, std::size_t, const SortOptions&);    \
+  template void sort_array<K>(Array<K>&, Buffer*, std::size_t, const SortOptions&);
+VEDA_SORT_INSTANTIATE(float)
+VEDA_SORT_INSTANTIATE(double)
+VEDA_SORT_INSTANTIATE(std::int32_t)
+VEDA_SORT_INSTANTIATE(std::int64_t)
+VEDA_SORT_INSTANTIATE(std::uint32_t)
+VEDA_SORT_INSTANTIATE(std::uint64_t)
+#undef VEDA_SORT_INSTANTIATE
+
+}  // namespace veda::detail

@@ -1,0 +1,92 @@
+// Contract: veda::transpose moves every element of a rows x cols matrix to
+// (col, row), bit for bit, for element sizes 1, 2, 4 and 8, shapes from
+// empty through primes and tall/wide to 10^7 elements, on every tier; the
+// Array form returns a cols x rows Array; bad shapes, 1-D Arrays and
+// overlapping ranges throw before any work.
+// Built twice in the CUDA configuration: transpose_test and gpu_transpose_test (gpu).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/op_tiers.hpp"
+#include "veda/transpose.hpp"
+
+namespace {
+std::vector<std::string> tiers() { return veda_test::op_tiers({"serial", "tbb-auto"}, {"cuda"}); }
+
+struct Shape {
+  std::size_t rows, cols;
+};
+const Shape kShapes[] = {{0, 0}, {0, 5}, {5, 0}, {1, 1}, {1, 7}, {7, 1}, {13, 17}, {31, 33},
+                         {1000, 3}, {3, 1000}, {1025, 1023}, {3163, 3163}};
+
+template <class T>
+T value(std::size_t i) {
+  if constexpr (std::is_same_v<T, double>) return static_cast<double>(i) + 0.5;
+  else return static_cast<T>(i * 2654435761u);
+}
+
+template <class T>
+void every_shape_and_tier() {
+  for (const auto& s : kShapes) {
+    CAPTURE(s.rows);
+    CAPTURE(s.cols);
+    std::vector<T> in(s.rows * s.cols);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = value<T>(i);
+    for (const auto& tier : tiers()) {
+      CAPTURE(tier);
+      veda::TransposeOptions o;
+      o.tier = tier;
+      std::vector<T> out(in.size());
+      veda::transpose(in, out, s.rows, s.cols, o);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < s.rows; ++i)
+        for (std::size_t j = 0; j < s.cols; ++j) bad += out[j * s.rows + i] != in[i * s.cols + j];
+      CHECK(bad == 0);
+      if (!tier.empty()) CHECK(veda::last_decision().tier == tier);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("transpose moves every element for every shape, size and tier", T, std::uint8_t, std::int16_t,
+                   float, double) {
+  veda_test::OpRuntime rt;
+  every_shape_and_tier<T>();
+}
+
+TEST_CASE("the Array form returns cols x rows") {
+  veda_test::OpRuntime rt;
+  const veda::Array<float> m(2, 3, {1, 2, 3, 4, 5, 6});
+  for (const auto& tier : tiers()) {
+    CAPTURE(tier);
+    veda::TransposeOptions o;
+    o.tier = tier;
+    const auto t = veda::transpose(m, o);
+    CHECK(t.rows() == 3);
+    CHECK(t.cols() == 2);
+    CHECK(t.to_vector() == std::vector<float>{1, 4, 2, 5, 3, 6});
+    const auto back = veda::transpose(t, o);
+    CHECK(back.to_vector() == m.to_vector());
+    const auto d = veda::last_decision();
+    CHECK(d.name == "transpose");
+    CHECK(d.sizes == std::vector<std::size_t>{3, 2});
+  }
+  const auto empty = veda::transpose(veda::Array<double>(0, 4));
+  CHECK(empty.rows() == 4);
+  CHECK(empty.cols() == 0);
+}
+
+TEST_CASE("bad shapes and overlaps throw before any work") {
+  veda_test::OpRuntime rt;
+  std::vector<int> in(6, 1), out(5, -1);
+  CHECK_THROWS_WITH_AS(veda::transpose(in, out, 2, 3), doctest::Contains("out 5"), veda::InvalidArgument);
+  CHECK(out == std::vector<int>(5, -1));
+  CHECK_THROWS_AS(veda::transpose(in, in, 2, 3), veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS((void)veda::transpose(veda::Array<float>(6)), doctest::Contains("2-D"), veda::InvalidArgument);
+  std::vector<int> ok(6);
+  veda::transpose(in, ok, 3, 2);  // still usable
+  CHECK(ok == in);
+}
