@@ -176,8 +176,11 @@ std::string forced_text(Forced f, const std::string& obstacle) {
   return {};
 }
 
-// History older than this may no longer describe the machine.
+// History older than this may no longer describe the machine, and older
+// than this many of the tier's own runs: re-measuring a runner-up then costs
+// a few percent of the time spent, even for calls of a second.
 constexpr std::int64_t kStaleNs = 500'000'000;
+constexpr double kStaleRuns = 50;
 
 int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
 int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
@@ -245,7 +248,8 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
     h.samples = s.count();
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
     h.explored = b.explored[t];
-    h.stale = h.samples >= kMinSamples && now - b.last_sample_ns[t] > kStaleNs;
+    const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
+    h.stale = h.samples >= kMinSamples && age_ns > std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
     h.refresh = b.refresh[t];
   }
   ChoiceContext ctx;
@@ -298,7 +302,12 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   const std::int64_t now = now_ns();
   const bool det = st.config.deterministic();
   const double idle_us = det ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns(now)) / 1e3;
-  const int idle = idle_us > st.profile.cpu.tbb_idle_us ? 1 : 0;
+  // Element-wise history is kept apart for sleeping workers (the wake-up is a
+  // large share of a short call); the ops' calls are long, and a GEMM on
+  // OpenBLAS's own threads leaves oneTBB's idle, which would split their
+  // history by the previous call's tier.
+  const bool elementwise = site.op() == OpClass::Map || site.op() == OpClass::Kernel || site.op() == OpClass::Reduce;
+  const int idle = elementwise && idle_us > st.profile.cpu.tbb_idle_us ? 1 : 0;
   TypeSlot& slot = site.slot(d.type_key);
   BucketState& b = slot.bucket(bucket_of(d.n), residency_of(d), idle);
   Plan p;

@@ -188,6 +188,12 @@ void init(const Config& config) {
 
 void init() { init(Config::builder().build()); }
 
+void synchronize() {
+  if (!is_running()) return;  // nothing can be queued
+  detail::CallScope scope;
+  if (auto* dev = scope.runtime().state().device()) dev->synchronize(dev->stream());
+}
+
 void shutdown() {
   if (detail::t_call_depth > 0)
     throw Error("veda::shutdown called from inside a veda call");

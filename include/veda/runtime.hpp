@@ -58,6 +58,12 @@ void shutdown();
 Runtime& get_runtime();
 bool is_running() noexcept;
 
+// Waits until the GPU work queued by this thread's veda calls has finished
+// (results left on the device are then complete). Reading an Array on the
+// host waits by itself; this is for timing, and for handing device data to
+// other code. A no-op without a GPU or a running runtime.
+void synchronize();
+
 // Probes for a usable GPU under `config` (environment applied on top) without
 // starting a runtime. Never throws for a missing GPU; the status says why.
 GpuStatus detect_gpu(const Config& config);

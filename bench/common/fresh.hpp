@@ -1,0 +1,39 @@
+// Timing for contenders that consume their input (sorts, in-place scans):
+// each sample first restores the input (untimed), then times one call.
+// Contenders run in rotation, so drift affects them alike.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct Fresh {
+  std::string name;
+  std::function<void()> reset;  // restores the input; not timed
+  std::function<void()> run;
+};
+
+// Median nanoseconds per contender, after one untimed round.
+inline std::vector<double> time_fresh(const std::vector<Fresh>& cs, int samples) {
+  std::vector<std::vector<double>> t(cs.size());
+  for (int s = 0; s <= samples; ++s)
+    for (std::size_t c = 0; c < cs.size(); ++c) {
+      cs[c].reset();
+      const auto t0 = std::chrono::steady_clock::now();
+      cs[c].run();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (s > 0) t[c].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    }
+  std::vector<double> med;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    med.push_back(v[v.size() / 2]);
+  }
+  return med;
+}
+
+}  // namespace bench

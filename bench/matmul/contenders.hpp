@@ -1,0 +1,31 @@
+// Contenders of the matmul case: veda::matmul (each tier forced, and auto),
+// OpenBLAS called directly (the same library veda loads), and on a GPU
+// cuBLAS called directly on resident data.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "veda/array.hpp"
+
+namespace bench::matmul {
+
+// C = A B, n x n, row-major, through cblas_?gemm with every thread.
+template <class T>
+void openblas_gemm(const T* a, const T* b, T* c, std::size_t n);
+std::string openblas_core();  // openblas_get_corename()
+
+// veda::matmul with `tier` forced ("" for auto).
+template <class T>
+void veda_matmul(const veda::Array<T>& a, const veda::Array<T>& b, const std::string& tier);
+
+// cuBLAS directly on device-resident n x n operands (null without a GPU).
+class CublasDirect {
+ public:
+  virtual ~CublasDirect() = default;
+  virtual void run(bool tf32) = 0;  // one GEMM, synchronised
+};
+std::unique_ptr<CublasDirect> make_cublas_direct(std::size_t n);
+
+}  // namespace bench::matmul

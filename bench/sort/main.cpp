@@ -1,0 +1,131 @@
+// sort: veda::sort against std::sort and tbb::parallel_sort, 10^3 ... 10^8
+// keys (float; uint32 keys with uint32 values), each tier forced and auto,
+// interleaved in one run, every sample on freshly shuffled input.
+// regret = veda auto / best veda tier forced. Targets: auto no slower than
+// the faster of std::sort and tbb::parallel_sort by more than 5% from 10^5
+// keys; median regret <= 1.05.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/common/bench.hpp"
+#include "bench/common/fresh.hpp"
+#include "bench/sort/contenders.hpp"
+#include "veda/veda.hpp"
+
+namespace {
+using namespace bench;
+
+std::vector<std::string> veda_tiers() {
+  std::vector<std::string> t = {"serial", "tbb-auto"};
+  if (veda::get_runtime().gpu_usable()) t.push_back("cuda");
+  return t;
+}
+
+std::vector<std::string> columns(const char* std_name, const char* tbb_name) {
+  std::vector<std::string> c = {"n", std::string(std_name) + " ms", std::string(tbb_name) + " ms"};
+  for (const auto& t : veda_tiers()) c.push_back("veda " + t + " ms");
+  c.insert(c.end(), {"veda auto ms", "auto tier", "auto / std", "auto / TBB", "regret"});
+  return c;
+}
+
+// Adds a row from medians ordered std, TBB, veda tiers..., veda auto.
+void add_row(Table& t, std::size_t n, const std::vector<double>& m, const std::string& tier,
+             std::vector<double>& regrets) {
+  std::vector<std::string> row = {std::to_string(n)};
+  for (double x : m) row.push_back(fmt(x / 1e6, 3));
+  const double aut = m.back();
+  const double best = *std::min_element(m.begin() + 2, m.end() - 1);
+  regrets.push_back(aut / best);
+  row.push_back(tier);
+  row.push_back(fmt(aut / m[0], 3));
+  row.push_back(fmt(aut / m[1], 3));
+  row.push_back(fmt(aut / best, 3));
+  t.add(row);
+}
+
+std::size_t max_n(const Options& o) { return o.quick ? 1'000'000 : 100'000'000; }
+int samples_for(std::size_t n) { return n >= 10'000'000 ? 3 : n >= 1'000'000 ? 7 : 21; }
+int warmups_for(std::size_t n) { return n >= 10'000'000 ? 4 : 24; }
+
+template <class K>
+Table keys_table(const Options& opt, std::vector<double>& regrets) {
+  Table t(std::string("keys: ") + (sizeof(K) == 4 && std::is_floating_point_v<K> ? "float" : "uint32"),
+          columns("std::sort", "tbb::parallel_sort"));
+  std::mt19937_64 rng(42);
+  for (std::size_t n = 1000; n <= max_n(opt); n *= 10) {
+    std::vector<K> input(n), work(n);
+    for (auto& k : input) k = static_cast<K>(rng() % 1000000007u) / (std::is_floating_point_v<K> ? K(7) : K(1));
+    auto reset = [&] { std::copy(input.begin(), input.end(), work.begin()); };
+    std::vector<Fresh> cs = {{"std", reset, [&] { sort::std_sort(work); }},
+                             {"tbb", reset, [&] { sort::tbb_sort(work); }}};
+    for (const auto& tier : veda_tiers()) cs.push_back({tier, reset, [&, tier] { sort::veda_sort(work, tier); }});
+    cs.push_back({"auto", reset, [&] { sort::veda_sort(work, ""); }});
+    for (int i = 0; i < warmups_for(n); ++i) {
+      reset();
+      cs.back().run();
+    }
+    const auto m = time_fresh(cs, samples_for(n));
+    reset();
+    sort::veda_sort(work, "");
+    add_row(t, n, m, veda::last_decision().tier, regrets);
+  }
+  t.print();
+  return t;
+}
+
+Table pairs_table(const Options& opt, std::vector<double>& regrets) {
+  Table t("uint32 keys with uint32 values", columns("std::sort pairs", "tbb::parallel_sort pairs"));
+  std::mt19937_64 rng(7);
+  for (std::size_t n = 1000; n <= max_n(opt); n *= 10) {
+    std::vector<sort::Pair> input(n), kv(n);
+    for (std::size_t i = 0; i < n; ++i) input[i] = {static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(i)};
+    std::vector<std::uint32_t> k(n), v(n);
+    auto reset_pairs = [&] { std::copy(input.begin(), input.end(), kv.begin()); };
+    auto reset_split = [&] {
+      for (std::size_t i = 0; i < n; ++i) {
+        k[i] = input[i].first;
+        v[i] = input[i].second;
+      }
+    };
+    std::vector<Fresh> cs = {{"std", reset_pairs, [&] { sort::std_sort_pairs(kv); }},
+                             {"tbb", reset_pairs, [&] { sort::tbb_sort_pairs(kv); }}};
+    for (const auto& tier : veda_tiers())
+      cs.push_back({tier, reset_split, [&, tier] { sort::veda_sort_pairs(k, v, tier); }});
+    cs.push_back({"auto", reset_split, [&] { sort::veda_sort_pairs(k, v, ""); }});
+    for (int i = 0; i < warmups_for(n); ++i) {
+      reset_split();
+      cs.back().run();
+    }
+    const auto m = time_fresh(cs, samples_for(n));
+    reset_split();
+    sort::veda_sort_pairs(k, v, "");
+    add_row(t, n, m, veda::last_decision().tier, regrets);
+  }
+  t.print();
+  return t;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = Options::parse(argc, argv);
+  std::printf("# sort: veda::sort vs std::sort and tbb::parallel_sort\n%s\n", machine_line().c_str());
+  veda::init();
+  std::vector<Table> tables;
+  std::vector<double> regrets;
+  tables.push_back(keys_table<float>(opt, regrets));
+  tables.push_back(keys_table<std::uint32_t>(opt, regrets));
+  tables.push_back(pairs_table(opt, regrets));
+  std::printf("\nauto regret, median over sizes and cases: %.3f (worst %.3f)\n", median_of(regrets),
+              *std::max_element(regrets.begin(), regrets.end()));
+  write_json(opt.json_path, "sort", tables);
+  veda::shutdown();
+  return 0;
+}
