@@ -91,9 +91,10 @@ void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r
     device = passes * 2 * bytes / p.gpu.device_bw_gbps * 1e-3;
     launches = 2 * passes;
   } else if (r.op == OpClass::Scan) {
-    serial = std::max(n * 0.4e-3, 2 * bytes / p.cpu.bw_one_gbps * 1e-3);
-    // parallel_scan reads the input twice (sum pass, then scan pass).
-    parallel = p.cpu.tbb_auto_us + std::max(n * 0.8e-3 / threads, 3 * bytes / p.cpu.bw_all_gbps * 1e-3);
+    // One chain of dependent adds (~4 cycles each); the blocked parallel
+    // scan adds a cheap totals pass and reads the input twice.
+    serial = std::max(n * 0.85e-3, 2 * bytes / p.cpu.bw_one_gbps * 1e-3);
+    parallel = 2 * p.cpu.tbb_auto_us + std::max(n * 1.0e-3 / threads, 3 * bytes / p.cpu.bw_all_gbps * 1e-3);
     device = 3 * bytes / p.gpu.device_bw_gbps * 1e-3;
     launches = 2;
   } else {  // transpose: every element read and written, the writes strided

@@ -86,6 +86,8 @@ std::string MachineProfile::to_json() const {
   for_each_cpu_field(c, [&](const char* n, double& v) { j["cpu"][n] = v; });
   j["cpu"]["sgemm_gflops"] = cpu.sgemm_gflops;
   j["cpu"]["dgemm_gflops"] = cpu.dgemm_gflops;
+  j["cpu"]["blas_core"] = cpu.blas_core;
+  j["cpu"]["blas_probe"] = cpu.blas_probe;
   j["gpu"]["present"] = gpu.present;
   if (gpu.present) {
     GpuProfile g = gpu;
@@ -124,6 +126,8 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
   for_each_cpu_field(p.cpu, [&](const char* n, double& v) { v = positive(j["cpu"], "cpu", n); });
   p.cpu.sgemm_gflops = non_negative(j["cpu"], "sgemm_gflops");
   p.cpu.dgemm_gflops = non_negative(j["cpu"], "dgemm_gflops");
+  p.cpu.blas_core = j["cpu"].value("blas_core", std::string());
+  p.cpu.blas_probe = j["cpu"].value("blas_probe", std::string());
   if (!j.contains("gpu") || !j["gpu"].is_object()) throw std::runtime_error("gpu section is missing");
   p.gpu.present = j["gpu"].value("present", false);
   if (p.gpu.present) {

@@ -24,6 +24,8 @@ struct CpuProfile {
   double tbb_idle_us = 1000;        // idle time after which they have
   double sgemm_gflops = 0;          // cpu-blas at n = 1024 (0: not measured)
   double dgemm_gflops = 0;
+  std::string blas_core;            // OpenBLAS kernel set measured fastest ("": not measured)
+  std::string blas_probe;           // what that measurement saw, or why there was none
 };
 
 struct GpuProfile {

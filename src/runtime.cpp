@@ -164,7 +164,7 @@ std::string Runtime::describe() const {
   const double peak = pc.fma_gflops_per_thread * c.threads;  // FP32, every thread veda uses
   os << "CPU FP32 FMA peak: " << std::fixed << std::setprecision(0) << peak << " GFLOP/s (" << c.threads << " x "
      << pc.fma_gflops_per_thread << ", " << state_->profile.source << ")\n";
-  const auto& b = detail::blas(c);
+  const auto& b = detail::blas(c, pc.blas_core);
   if (!b.available) {
     os << "BLAS: none (" << b.why_not << "); cpu-blas runs the cpu-tiled kernel\n";
   } else {
@@ -173,6 +173,7 @@ std::string Runtime::describe() const {
       os << "; sgemm n=1024 " << pc.sgemm_gflops << " GFLOP/s = " << 100 * pc.sgemm_gflops / peak
          << "% of peak, dgemm " << pc.dgemm_gflops << " GFLOP/s = " << 100 * pc.dgemm_gflops / (peak / 2) << "%";
     os << "\n";
+    if (!pc.blas_probe.empty()) os << "BLAS kernel sets measured: " << pc.blas_probe << "\n";
   }
   os.unsetf(std::ios::floatfield);
   os << "Config: " << config().to_string() << "\n";

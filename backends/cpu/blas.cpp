@@ -14,20 +14,26 @@ std::string preferred_coretype(const CpuInfo& cpu) {
 }
 
 namespace {
-Blas load(const CpuInfo& cpu) {
+void* loaded_handle() {
+  void* h = dlopen(VEDA_OPENBLAS_PATH, RTLD_NOW | RTLD_NOLOAD);
+  return h ? h : dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+}
+
+Blas load(const CpuInfo& cpu, const std::string& measured) {
   Blas b;
   b.library = VEDA_OPENBLAS_PATH;
   // Already in the process (linked by the program)? Then its kernels are chosen.
-  void* h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (!h) h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  void* h = loaded_handle();
   if (h) {
     b.origin = "chosen by OpenBLAS when the program loaded it";
   } else {
+    const std::string guess = preferred_coretype(cpu);
     if (const char* env = std::getenv("OPENBLAS_CORETYPE"); env && *env) {
       b.origin = std::string("OPENBLAS_CORETYPE=") + env + " from the environment";
-    } else if (const std::string core = preferred_coretype(cpu); !core.empty()) {
+    } else if (const std::string core = measured.empty() ? guess : measured; !core.empty()) {
       setenv("OPENBLAS_CORETYPE", core.c_str(), 0);
-      b.origin = "OPENBLAS_CORETYPE=" + core + " set by veda for this CPU";
+      b.origin = "OPENBLAS_CORETYPE=" + core + " set by veda (" +
+                 (measured.empty() ? "from the CPU's features" : "fastest when calibrating") + ")";
     } else {
       b.origin = "chosen by OpenBLAS";
     }
@@ -58,9 +64,15 @@ Blas load(const CpuInfo& cpu) {
 }
 }  // namespace
 
-const Blas& blas(const CpuInfo& cpu) {
-  static const Blas b = load(cpu);
+const Blas& blas(const CpuInfo& cpu, const std::string& core) {
+  static const Blas b = load(cpu, core);
   return b;
+}
+
+bool blas_loaded() {
+  void* h = loaded_handle();
+  if (h) dlclose(h);  // RTLD_NOLOAD took a reference
+  return h != nullptr;
 }
 
 }  // namespace veda::detail

@@ -1,17 +1,22 @@
 // OpenBLAS, loaded at run time with its kernel set chosen first.
 //
 // OpenBLAS picks its kernels (its "core type") once, when the library is
-// loaded, and Debian's build falls back to AVX2 kernels on AVX-512 CPUs it
-// does not recognise. So veda does not link it: on first use it sets
-// OPENBLAS_CORETYPE from the CPU's features (SkylakeX or Cooperlake with
-// AVX-512, Haswell or Zen with AVX2) unless the program already set it, then
-// dlopen()s the library. If the program itself linked OpenBLAS, the library
-// is already loaded and its own choice stands; blas().origin says which.
+// loaded, and Debian's build falls back to older kernels on CPUs it does not
+// recognise; nor is the newest kernel set always the fastest (on Zen 4,
+// which runs AVX-512 as two 256-bit halves, the AVX2 kernels win). So veda
+// does not link it. Calibration measures the candidate kernel sets in forked
+// children (blas_probe.cpp) and records the fastest in the machine profile;
+// on first use veda sets OPENBLAS_CORETYPE to it (or, without a measurement,
+// to a choice from the CPU's features) unless the program already set it,
+// then dlopen()s the library. If the program itself linked OpenBLAS, the
+// library is already loaded and its own choice stands; blas().origin says
+// which way the kernels were chosen.
 //
 // Thread-safety: blas() initialises once; the CBLAS calls are OpenBLAS's.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "veda/device.hpp"
 
@@ -32,10 +37,18 @@ struct Blas {
   int (*get_threads)() = nullptr;
 };
 
-// Loads OpenBLAS on first call (choosing its kernels for `cpu`).
-const Blas& blas(const CpuInfo& cpu);
+// Loads OpenBLAS on first call, asking for kernel set `core` (empty: the
+// choice from the CPU's features); later calls return the same library.
+const Blas& blas(const CpuInfo& cpu, const std::string& core = {});
+bool blas_loaded();  // in this process, by veda or by the program
 
-// The kernel set veda would choose for this CPU ("" to leave OpenBLAS's own).
+// The kernel set chosen from the CPU's features ("" to leave OpenBLAS's own).
 std::string preferred_coretype(const CpuInfo& cpu);
+// The kernel sets worth trying on this CPU.
+std::vector<std::string> candidate_coretypes(const CpuInfo& cpu);
+// Measures the candidates (blas_probe.cpp) and returns the fastest; "" when
+// it cannot choose (OPENBLAS_CORETYPE already set, OpenBLAS already loaded,
+// no candidate ran). `report` lists what was measured, or why not.
+std::string measure_coretype(const CpuInfo& cpu, int threads, std::string& report);
 
 }  // namespace veda::detail

@@ -101,10 +101,11 @@ void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
   }
 }
 
-// cpu-blas at n = 1024 with every thread: the rate the GEMM model scales
-// (about 10 ms of work per call here).
+// The fastest OpenBLAS kernel set, then cpu-blas at n = 1024 with every
+// thread: the rate the GEMM model scales (about 10 ms of work per call here).
 void gemm_rates(const CpuInfo& info, int threads, CpuProfile& cpu) {
-  const Blas& b = blas(info);
+  cpu.blas_core = measure_coretype(info, threads, cpu.blas_probe);
+  const Blas& b = blas(info, cpu.blas_core);
   if (!b.available) return;
   constexpr std::size_t n = 1024;
   const GemmShape s{n, n, n};

@@ -1,4 +1,5 @@
-// CPU scan tiers: serial, and tbb::parallel_scan. out may equal in.
+// CPU scan tiers: serial, and a three-pass blocked scan on oneTBB
+// (tbb-auto). out may equal in.
 #pragma once
 
 #include <cstddef>

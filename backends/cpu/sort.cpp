@@ -1,5 +1,7 @@
 #include "backends/cpu/sort.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
@@ -7,9 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <type_traits>
-#include <utility>
-#include <vector>
 
 namespace veda::detail::cpu {
 namespace {
@@ -47,21 +48,43 @@ It nan_last(It first, It last, KeyOf key_of) {
 }
 
 template <class K, class P>
+struct KeyValue {
+  K key;
+  P value;  // the value's bytes
+};
+
+// Calls f(lo, hi) over [0, n), on the workers when there are any.
+template <class F>
+void for_blocks(CpuExecutor* parallel, std::size_t n, F&& f) {
+  if (!parallel) return f(std::size_t{0}, n);
+  parallel->execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14),
+                      [&](const tbb::blocked_range<std::size_t>& r) { f(r.begin(), r.end()); });
+  });
+}
+
+template <class K, class P>
 void sort_pairs(CpuExecutor* parallel, K* keys, void* values, std::size_t n, bool stable, bool descending) {
   // Keys and values travel together as pairs: one sort, local memory access.
-  std::vector<std::pair<K, P>> kv(n);
+  // The pairs are not initialised: packing writes every one.
+  auto kv = std::make_unique_for_overwrite<KeyValue<K, P>[]>(n);
   auto* v = static_cast<unsigned char*>(values);
-  for (std::size_t i = 0; i < n; ++i) {
-    kv[i].first = keys[i];
-    std::memcpy(&kv[i].second, v + i * sizeof(P), sizeof(P));
-  }
-  auto key_of = [](const std::pair<K, P>& x) -> const K& { return x.first; };
-  const auto end = nan_last(kv.begin(), kv.end(), key_of);
-  sort_range(parallel, kv.begin(), end, stable, descending, key_of);
-  for (std::size_t i = 0; i < n; ++i) {
-    keys[i] = kv[i].first;
-    std::memcpy(v + i * sizeof(P), &kv[i].second, sizeof(P));
-  }
+  for_blocks(parallel, n, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      kv[i].key = keys[i];
+      std::memcpy(&kv[i].value, v + i * sizeof(P), sizeof(P));
+    }
+  });
+  auto key_of = [](const KeyValue<K, P>& x) -> const K& { return x.key; };
+  KeyValue<K, P>* first = kv.get();
+  KeyValue<K, P>* end = nan_last(first, first + n, key_of);
+  sort_range(parallel, first, end, stable, descending, key_of);
+  for_blocks(parallel, n, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      keys[i] = kv[i].key;
+      std::memcpy(v + i * sizeof(P), &kv[i].value, sizeof(P));
+    }
+  });
 }
 
 }  // namespace

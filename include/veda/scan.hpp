@@ -11,7 +11,9 @@
 //   overlap it otherwise (veda::InvalidArgument, before any work).
 // - Sums are computed in the element type, as std::inclusive_scan does:
 //   unsigned overflow wraps, signed overflow is the caller's to avoid.
-// - Tiers: serial, tbb-auto (tbb::parallel_scan), cuda (cub::DeviceScan).
+// - Tiers: serial, tbb-auto (oneTBB, three passes: block totals, their
+//   prefix, block scans; faster here than tbb::parallel_scan, see
+//   bench/scan), cuda (cub::DeviceScan).
 //   Integer results are identical on every tier; float results differ
 //   between tiers by rounding (the additions are grouped differently). In
 //   deterministic mode (Config::deterministic) float scans run serially, so
