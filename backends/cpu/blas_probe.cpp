@@ -1,7 +1,7 @@
 // Choosing OpenBLAS's kernel set by measuring it. OpenBLAS reads
 // OPENBLAS_CORETYPE once, when it loads, so each candidate runs in its own
 // forked child: set the variable, dlopen the library, time sgemm at
-// n = 1024, report through a pipe, exit. The parent (idle meanwhile) waits at
+// n = 768, report through a pipe, exit. The parent (idle meanwhile) waits at
 // most a few seconds per child and drops a child that fails or hangs. Two
 // rounds in opposite orders, each candidate scored by its better round:
 // noise here only ever slows a run down.
@@ -25,7 +25,8 @@ namespace {
 using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
                        int);
 
-// In the child: GFLOP/s of sgemm at n = 1024 with `core`, or 0.
+// In the child: GFLOP/s of sgemm at n = 768 (a few ms a run: the probe must
+// keep calibration short) with `core`, or 0.
 double child_rate(const char* core, int threads) {
   setenv("OPENBLAS_CORETYPE", core, 1);
   setenv("OPENBLAS_NUM_THREADS", std::to_string(threads).c_str(), 1);
@@ -33,7 +34,7 @@ double child_rate(const char* core, int threads) {
   if (!h) h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   auto sgemm = h ? reinterpret_cast<Sgemm>(dlsym(h, "cblas_sgemm")) : nullptr;
   if (!sgemm) return 0;
-  constexpr int n = 1024;
+  constexpr int n = 768;
   std::vector<float> a(n * n, 1.0f), b(n * n, 0.5f), c(n * n);
   auto run = [&] { sgemm(101, 111, 111, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n); };
   run();
@@ -113,7 +114,7 @@ std::string measure_coretype(const CpuInfo& cpu, int threads, std::string& repor
   report.clear();
   for (std::size_t i = 0; i < cands.size(); ++i)
     report += (i ? ", " : "") + cands[i] + " " + std::to_string(static_cast<int>(best[i] + 0.5));
-  report += " GFLOP/s (sgemm n=1024)";
+  report += " GFLOP/s (sgemm n=768)";
   return *top > 0 ? cands[static_cast<std::size_t>(top - best.begin())] : std::string();
 }
 

@@ -6,24 +6,13 @@
 #include <algorithm>
 
 namespace veda::detail::cpu {
-namespace {
-// op(A)[i][p] and op(B)[p][j] for the stored layouts.
-template <class T>
-T at_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {
-  return s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
-}
-template <class T>
-T at_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j) {
-  return s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
-}
-}  // namespace
 
 template <class T>
 void gemm_reference(const GemmShape& s, const T* a, const T* b, T* c) {
   for (std::size_t i = 0; i < s.m; ++i)
     for (std::size_t j = 0; j < s.n; ++j) {
       double acc = 0;
-      for (std::size_t p = 0; p < s.k; ++p) acc += static_cast<double>(at_a(s, a, i, p)) * at_b(s, b, p, j);
+      for (std::size_t p = 0; p < s.k; ++p) acc += static_cast<double>(op_a(s, a, i, p)) * op_b(s, b, p, j);
       c[i * s.n + j] = static_cast<T>(acc);
     }
 }

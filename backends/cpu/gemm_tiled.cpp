@@ -25,16 +25,6 @@ constexpr std::size_t kKC = 256;  // depth of a packed sliver
 constexpr std::size_t kMC = 96;   // rows of A packed per task (a multiple of kMR)
 constexpr std::size_t kNC = 512;  // columns of C per task
 
-// op(A)[i][p] and op(B)[p][j] for the stored layouts.
-template <class T>
-T at_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {
-  return s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
-}
-template <class T>
-T at_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j) {
-  return s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
-}
-
 // Rows [i0, i0 + mc) x depth [p0, p0 + kc) of op(A), as MR-row slivers
 // (p-major within a sliver), zero-padded to a multiple of MR.
 template <class T>
@@ -42,7 +32,7 @@ void pack_a(const GemmShape& s, const T* a, std::size_t i0, std::size_t mc, std:
   for (std::size_t ir = 0; ir < mc; ir += kMR)
     for (std::size_t p = 0; p < kc; ++p)
       for (std::size_t r = 0; r < kMR; ++r)
-        *out++ = ir + r < mc ? at_a(s, a, i0 + ir + r, p0 + p) : T(0);
+        *out++ = ir + r < mc ? op_a(s, a, i0 + ir + r, p0 + p) : T(0);
 }
 
 // Depth [p0, p0 + kc) x columns [j0, j0 + nc) of op(B), as NR-column slivers.
@@ -51,7 +41,7 @@ void pack_b(const GemmShape& s, const T* b, std::size_t p0, std::size_t kc, std:
             std::size_t nr, T* out) {
   for (std::size_t jr = 0; jr < nc; jr += nr)
     for (std::size_t p = 0; p < kc; ++p)
-      for (std::size_t c = 0; c < nr; ++c) *out++ = jr + c < nc ? at_b(s, b, p0 + p, j0 + jr + c) : T(0);
+      for (std::size_t c = 0; c < nr; ++c) *out++ = jr + c < nc ? op_b(s, b, p0 + p, j0 + jr + c) : T(0);
 }
 
 // C[0..mr) x [0..nr) (+)= Ap * Bp over kc. VB: vector bytes of the ISA.

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "veda/detail/op_types.hpp"
+
 namespace veda::detail::cpu {
 
 template <class T>
@@ -89,12 +91,7 @@ void scan_parallel(CpuExecutor& ex, const T* in, T* out, std::size_t n, bool inc
 #define VEDA_SCAN_INSTANTIATE(T)                                               \
   template void scan_serial<T>(const T*, T*, std::size_t, bool, T);            \
   template void scan_parallel<T>(CpuExecutor&, const T*, T*, std::size_t, bool, T);
-VEDA_SCAN_INSTANTIATE(float)
-VEDA_SCAN_INSTANTIATE(double)
-VEDA_SCAN_INSTANTIATE(std::int32_t)
-VEDA_SCAN_INSTANTIATE(std::int64_t)
-VEDA_SCAN_INSTANTIATE(std::uint32_t)
-VEDA_SCAN_INSTANTIATE(std::uint64_t)
+VEDA_FOR_EACH_OP_TYPE(VEDA_SCAN_INSTANTIATE)
 #undef VEDA_SCAN_INSTANTIATE
 
 }  // namespace veda::detail::cpu

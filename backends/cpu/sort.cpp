@@ -12,6 +12,8 @@
 #include <memory>
 #include <type_traits>
 
+#include "veda/detail/op_types.hpp"
+
 namespace veda::detail::cpu {
 namespace {
 
@@ -105,12 +107,7 @@ void sort_keys(CpuExecutor* parallel, K* keys, void* values, std::size_t value_b
 
 #define VEDA_SORT_INSTANTIATE(K) \
   template void sort_keys<K>(CpuExecutor*, K*, void*, std::size_t, std::size_t, bool, bool);
-VEDA_SORT_INSTANTIATE(float)
-VEDA_SORT_INSTANTIATE(double)
-VEDA_SORT_INSTANTIATE(std::int32_t)
-VEDA_SORT_INSTANTIATE(std::int64_t)
-VEDA_SORT_INSTANTIATE(std::uint32_t)
-VEDA_SORT_INSTANTIATE(std::uint64_t)
+VEDA_FOR_EACH_OP_TYPE(VEDA_SORT_INSTANTIATE)
 #undef VEDA_SORT_INSTANTIATE
 
 }  // namespace veda::detail::cpu

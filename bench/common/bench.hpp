@@ -66,6 +66,12 @@ int calibrate_batch(F&& f, double target_ns = 2e6) {
   return std::max(1, static_cast<int>(target_ns / std::max(s.median, 1.0)));
 }
 
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 std::string machine_line();  // CPU model, threads, GPU or why none, date
 
 struct Options {

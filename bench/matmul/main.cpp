@@ -40,11 +40,6 @@ veda::Array<T> square(std::size_t n, unsigned seed) {
 
 double gflops(std::size_t n, double ns) { return 2.0 * n * n * static_cast<double>(n) / ns; }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // FP32 FMA peak of every thread veda uses, from its machine profile.
 double cpu_peak_gflops() {

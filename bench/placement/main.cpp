@@ -21,11 +21,6 @@ using placement::Runner;
 using placement::Workload;
 using Factory = Runner (*)(Workload&, const std::string&, const std::string&);
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 Stats time_runner(const Runner& r, int samples) {
   return measure(r, samples, calibrate_batch(r, 3e6));

@@ -16,10 +16,6 @@
 namespace {
 using namespace bench;
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -108,10 +108,6 @@ Table pairs_table(const Options& opt, std::vector<double>& regrets) {
   return t;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {

@@ -30,6 +30,7 @@
 
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
+#include "veda/detail/op_types.hpp"
 
 namespace veda {
 
@@ -46,24 +47,15 @@ void scan_span(std::span<const T> in, std::span<T> out, bool inclusive, T init, 
 template <class T>
 Array<T> scan_array(const Array<T>& in, bool inclusive, T init, const ScanOptions& o);
 
-template <class T>
-concept ScanValue = std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
-                    std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint32_t> ||
-                    std::is_same_v<T, std::uint64_t>;
 template <class In, class Out>
 concept ScanRanges = std::ranges::contiguous_range<In> && std::ranges::contiguous_range<Out> &&
-                     ScanValue<std::ranges::range_value_t<In>> &&
+                     OpScalar<std::ranges::range_value_t<In>> &&
                      std::is_same_v<std::ranges::range_value_t<In>, std::ranges::range_value_t<Out>>;
 
-#define VEDA_SCAN_EXTERN(T)                                                                                    \
-  extern template void scan_span<T>(std::span<const T>, std::span<T>, bool, T, const ScanOptions&);         \
+#define VEDA_SCAN_EXTERN(T)                                                                            \
+  extern template void scan_span<T>(std::span<const T>, std::span<T>, bool, T, const ScanOptions&); \
   extern template Array<T> scan_array<T>(const Array<T>&, bool, T, const ScanOptions&);
-VEDA_SCAN_EXTERN(float)
-VEDA_SCAN_EXTERN(double)
-VEDA_SCAN_EXTERN(std::int32_t)
-VEDA_SCAN_EXTERN(std::int64_t)
-VEDA_SCAN_EXTERN(std::uint32_t)
-VEDA_SCAN_EXTERN(std::uint64_t)
+VEDA_FOR_EACH_OP_TYPE(VEDA_SCAN_EXTERN)
 #undef VEDA_SCAN_EXTERN
 }  // namespace detail
 
@@ -84,12 +76,12 @@ void exclusive_scan(const In& in, Out&& out, std::ranges::range_value_t<In> init
                        std::span<T>(std::ranges::data(out), std::ranges::size(out)), false, init, options);
 }
 
-template <detail::ScanValue T>
+template <detail::OpScalar T>
 Array<T> inclusive_scan(const Array<T>& in, const ScanOptions& options = {}) {
   return detail::scan_array<T>(in, true, T(), options);
 }
 
-template <detail::ScanValue T>
+template <detail::OpScalar T>
 Array<T> exclusive_scan(const Array<T>& in, std::type_identity_t<T> init = {}, const ScanOptions& options = {}) {
   return detail::scan_array<T>(in, false, init, options);
 }

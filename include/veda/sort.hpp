@@ -31,6 +31,7 @@
 
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
+#include "veda/detail/op_types.hpp"
 
 namespace veda {
 
@@ -44,10 +45,6 @@ struct SortOptions {
 };
 
 namespace detail {
-template <class K>
-concept SortKey = std::is_same_v<K, float> || std::is_same_v<K, double> || std::is_same_v<K, std::int32_t> ||
-                  std::is_same_v<K, std::int64_t> || std::is_same_v<K, std::uint32_t> ||
-                  std::is_same_v<K, std::uint64_t>;
 template <class V>
 concept SortValue = std::is_trivially_copyable_v<V> && (sizeof(V) == 4 || sizeof(V) == 8);
 
@@ -57,28 +54,23 @@ void sort_span(std::span<K> keys, void* values, std::size_t value_bytes, const S
 template <class K>
 void sort_array(Array<K>& keys, Buffer* values, std::size_t value_bytes, const SortOptions& o);
 
-#define VEDA_SORT_EXTERN(K)                                                                     \
-  extern template void sort_span<K>(std::span<K>, void*, std::size_t, const SortOptions&);     \
+#define VEDA_SORT_EXTERN(K)                                                                 \
+  extern template void sort_span<K>(std::span<K>, void*, std::size_t, const SortOptions&); \
   extern template void sort_array<K>(Array<K>&, Buffer*, std::size_t, const SortOptions&);
-VEDA_SORT_EXTERN(float)
-VEDA_SORT_EXTERN(double)
-VEDA_SORT_EXTERN(std::int32_t)
-VEDA_SORT_EXTERN(std::int64_t)
-VEDA_SORT_EXTERN(std::uint32_t)
-VEDA_SORT_EXTERN(std::uint64_t)
+VEDA_FOR_EACH_OP_TYPE(VEDA_SORT_EXTERN)
 #undef VEDA_SORT_EXTERN
 [[noreturn]] void throw_sort_lengths(std::size_t keys, std::size_t values);
 }  // namespace detail
 
 template <std::ranges::contiguous_range R>
-  requires detail::SortKey<std::ranges::range_value_t<R>>
+  requires detail::OpScalar<std::ranges::range_value_t<R>>
 void sort(R&& keys, const SortOptions& options = {}) {
   using K = std::ranges::range_value_t<R>;
   detail::sort_span<K>(std::span<K>(std::ranges::data(keys), std::ranges::size(keys)), nullptr, 0, options);
 }
 
 template <std::ranges::contiguous_range RK, std::ranges::contiguous_range RV>
-  requires detail::SortKey<std::ranges::range_value_t<RK>> && detail::SortValue<std::ranges::range_value_t<RV>>
+  requires detail::OpScalar<std::ranges::range_value_t<RK>> && detail::SortValue<std::ranges::range_value_t<RV>>
 void sort_by_key(RK&& keys, RV&& values, const SortOptions& options = {}) {
   using K = std::ranges::range_value_t<RK>;
   using V = std::ranges::range_value_t<RV>;
@@ -88,12 +80,12 @@ void sort_by_key(RK&& keys, RV&& values, const SortOptions& options = {}) {
                        static_cast<void*>(std::ranges::data(values)), sizeof(V), options);
 }
 
-template <detail::SortKey K>
+template <detail::OpScalar K>
 void sort(Array<K>& keys, const SortOptions& options = {}) {
   detail::sort_array<K>(keys, nullptr, 0, options);
 }
 
-template <detail::SortKey K, detail::SortValue V>
+template <detail::OpScalar K, detail::SortValue V>
 void sort_by_key(Array<K>& keys, Array<V>& values, const SortOptions& options = {}) {
   if (values.size() != keys.size()) detail::throw_sort_lengths(keys.size(), values.size());
   detail::sort_array<K>(keys, values.buffer(), sizeof(V), options);

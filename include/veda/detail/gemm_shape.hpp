@@ -20,6 +20,16 @@ struct GemmShape {
   double flops() const noexcept { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
+// op(A)[i][p] and op(B)[p][j] for the stored layouts (host code).
+template <class T>
+T op_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {
+  return s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
+}
+template <class T>
+T op_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j) {
+  return s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
+}
+
 // The tanh form of GELU, as cuBLASLt's GELU epilogue computes it, so every
 // tier agrees.
 template <class T>
