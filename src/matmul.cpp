@@ -27,15 +27,16 @@ constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(T
 std::string dims(std::size_t r, std::size_t c) { return std::to_string(r) + "x" + std::to_string(c); }
 
 template <class T>
-std::size_t rows2(const Array<T>& a, const char* what, const std::string& op) {
-  if (a.ndim() != 2) throw InvalidArgument(op + ": " + what + " must be a 2-D Array (it is 1-D with " + std::to_string(a.size()) + " elements)");
-  return a.rows();
+void require_2d(const Array<T>& a, const char* what, const std::string& op) {
+  if (a.ndim() != 2)
+    throw InvalidArgument(op + ": " + what + " must be a 2-D Array (it is 1-D with " + std::to_string(a.size()) +
+                          " elements)");
 }
 
 template <class T>
 GemmShape shape_of(const Array<T>& a, const Array<T>& b, const MatmulOptions& o, const std::string& op) {
-  rows2(a, "A", op);
-  rows2(b, "B", op);
+  require_2d(a, "A", op);
+  require_2d(b, "B", op);
   GemmShape s;
   s.trans_a = o.transpose_a;
   s.trans_b = o.transpose_b;
@@ -70,7 +71,8 @@ template <class T>
 void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
   auto& st = rt.state();
   if (tier == Tier::CpuReference) return detail::cpu::gemm_reference(s, a, b, c);
-  if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(detail::blas(st.cpu, st.profile.cpu.blas_core), st.config.threads(), s, a, b, c)) return;
+  const auto& blas = detail::blas(st.cpu, st.profile.cpu.blas_core);
+  if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(blas, st.config.threads(), s, a, b, c)) return;
   detail::cpu::gemm_tiled(*st.cpu_executor, s, a, b, c);  // cpu-tiled, or cpu-blas without a BLAS
 }
 
@@ -124,6 +126,10 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
   need(a, m * k, "A");
   need(b, k * n, "B");
   need(std::span<const T>(c.data(), c.size()), m * n, "C");
+  auto overlaps = [&](std::span<const T> x) {
+    return !x.empty() && !c.empty() && x.data() < c.data() + c.size() && c.data() < x.data() + x.size();
+  };
+  if (overlaps(a) || overlaps(b)) throw InvalidArgument("veda::matmul: C overlaps A or B");
   GemmShape s{m, n, k, o.transpose_a, o.transpose_b};
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
@@ -174,7 +180,8 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
       [&](const detail::Plan& p) {
         T* out = y.host().data();
         gemm_cpu(rt, p.tier, s, x.host().data(), w.host().data(), out);
-        detail::cpu::bias_activation(*rt.state().cpu_executor, out, s.m, s.n, bias.empty() ? no_bias : bias.host().data(), act);
+        const T* hb = bias.empty() ? no_bias : bias.host().data();
+        detail::cpu::bias_activation(*rt.state().cpu_executor, out, s.m, s.n, hb, act);
       },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -185,17 +192,18 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
         const T* dw = detail::device_in(dev, w, st);
         const T* db = bias.empty() ? no_bias : detail::device_in(dev, bias, st);
         T* dy = detail::device_out(dev, y, st);
-        if constexpr (std::is_same_v<T, float>) {
-          if (p.tier == Tier::GpuCublasLtFused) {
-            detail::cuda::linear_fused(dev, s.m, s.n, s.k, dx, dw, db, dy, act,
-                                       rt.config().precision() != Precision::Strict, cs);
-          } else {
-            detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
-            detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
-          }
-        } else {
+        auto unfused = [&] {
           detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
           detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
+        };
+        if constexpr (std::is_same_v<T, float>) {
+          if (p.tier == Tier::GpuCublasLtFused)
+            detail::cuda::linear_fused(dev, s.m, s.n, s.k, dx, dw, db, dy, act,
+                                       rt.config().precision() != Precision::Strict, cs);
+          else
+            unfused();
+        } else {
+          unfused();  // the fused tier is FP32 only
         }
         detail::device_done({x.buffer(), w.buffer(), bias.buffer(), y.buffer()}, st);
         return false;

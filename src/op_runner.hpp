@@ -19,10 +19,16 @@
 namespace veda::detail {
 
 // One site per (op, element type, variant) Tag and name: history never mixes
-// ops that happen to share a user-given name.
+// ops that happen to share a user-given name. A Tag always comes with the
+// same default name and tiers, so its default site is looked up once (the
+// registry takes a lock and compares strings).
 template <class Tag>
 Site& op_site(const std::string& name, const char* default_name, OpClass op, std::uint32_t tiers) {
-  return *site_for(&type_tag<Tag>, name.empty() ? std::string(default_name) : name, op, tiers, {});
+  if (name.empty()) {
+    static Site* const site = site_for(&type_tag<Tag>, default_name, op, tiers, {});
+    return *site;
+  }
+  return *site_for(&type_tag<Tag>, name, op, tiers, {});
 }
 
 // The fields every op sets; the op adds its shape and operand residency.

@@ -235,6 +235,10 @@ TEST_CASE("shape errors name both shapes and happen before any work") {
   CHECK_THROWS_WITH_AS(veda::matmul<float>(sa, sb, sc, 2, 3, 2), doctest::Contains("C has 3 elements"),
                        veda::InvalidArgument);
   CHECK(sc == std::vector<float>(3, 0.0f));  // untouched
+  std::vector<float> buf(12, 1.0f);
+  CHECK_THROWS_WITH_AS(veda::matmul<float>(std::span<const float>(buf.data(), 4), std::span<const float>(buf.data() + 4, 4),
+                                           std::span<float>(buf.data() + 2, 4), 2, 2, 2),
+                       doctest::Contains("overlaps"), veda::InvalidArgument);
 
   veda::MatmulOptions bogus;
   bogus.tier = "cpu-fast";

@@ -13,7 +13,7 @@ template <class T>
 void gemm_reference(const GemmShape& s, const T* a, const T* b, T* c);
 template <class T>
 void gemm_tiled(CpuExecutor& ex, const GemmShape& s, const T* a, const T* b, T* c);
-// Returns false if no BLAS is available.
+// Returns false if no BLAS is available or a dimension exceeds CBLAS's int.
 template <class T>
 bool gemm_blas(const Blas& blas, int threads, const GemmShape& s, const T* a, const T* b, T* c);
 // c[i][j] = act(c[i][j] + bias[j]) over an m x n row-major matrix.

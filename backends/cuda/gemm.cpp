@@ -73,6 +73,10 @@ template <class T>
 void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
   dev.make_current();
   if (s.m == 0 || s.n == 0) return;
+  constexpr std::size_t kIntMax = 0x7fffffff;
+  if (tier != GemmTier::Tiled && (s.m > kIntMax || s.n > kIntMax || s.k > kIntMax))
+    throw InvalidArgument("veda::matmul: cuBLAS takes int dimensions; " + std::to_string(s.m) + "x" +
+                          std::to_string(s.k) + "x" + std::to_string(s.n) + " does not fit (use tier gpu-tiled)");
   if (tier == GemmTier::Tiled) {
     launch_tiled_gemm(s, a, b, c, stream);
     check(cudaGetLastError(), "gpu-tiled GEMM launch");
