@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -26,6 +27,10 @@
 namespace veda::detail {
 
 class Buffer;
+class Telemetry;
+
+// What a trace span shows (runtime/telemetry.hpp).
+enum class SpanKind : std::uint8_t { Call, Worker, GpuCall, H2D, D2H, D2D };
 
 struct DeviceMemoryInfo {
   std::size_t free = 0;
@@ -61,6 +66,20 @@ class DeviceApi {
   virtual std::size_t staging_in_use() const noexcept { return 0; }
   virtual std::size_t staging_total() const noexcept { return 0; }
 
+  // Telemetry (set by the runtime when on; null otherwise). The device counts
+  // and traces its own copies through CopyTrace. GPU spans: trace_begin marks
+  // the start of work queued on s, trace_end its end; they are turned into
+  // host-time spans by flush_trace (CudaDevice: CUDA events; HostDevice: its
+  // copies are synchronous, so host time is exact).
+  Telemetry* telemetry = nullptr;
+  virtual std::uint64_t trace_begin(StreamHandle s) = 0;
+  virtual void trace_end(std::uint64_t token, StreamHandle s, SpanKind kind, const std::string& label,
+                         std::size_t bytes) = 0;
+  virtual void flush_trace() {}
+  // Profiler ranges (NVTX on CudaDevice) around one call's GPU work.
+  virtual std::uint64_t range_start(const char* /*name*/) noexcept { return 0; }
+  virtual void range_end(std::uint64_t /*id*/) noexcept {}
+
   // Buffers holding this device's memory; see evict_all().
   void track(Buffer* b);
   void untrack(Buffer* b);
@@ -71,6 +90,22 @@ class DeviceApi {
  private:
   std::mutex tracked_mu_;
   std::unordered_set<Buffer*> tracked_;
+};
+
+// Counts one copy and traces it when telemetry is on; a no-op otherwise.
+class CopyTrace {
+ public:
+  CopyTrace(DeviceApi& d, StreamHandle s, SpanKind kind, std::size_t bytes);
+  ~CopyTrace();
+  CopyTrace(const CopyTrace&) = delete;
+  CopyTrace& operator=(const CopyTrace&) = delete;
+
+ private:
+  DeviceApi* dev_;
+  StreamHandle s_;
+  SpanKind kind_;
+  std::size_t bytes_;
+  std::uint64_t token_ = 0;
 };
 
 }  // namespace veda::detail

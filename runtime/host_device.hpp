@@ -29,6 +29,9 @@ class HostDevice final : public DeviceApi {
   void release(EventHandle) noexcept override {}
   void synchronize(StreamHandle) override {}
   DeviceMemoryInfo memory_info() override;
+  std::uint64_t trace_begin(StreamHandle s) override;
+  void trace_end(std::uint64_t token, StreamHandle s, SpanKind kind, const std::string& label,
+                 std::size_t bytes) override;
 
   // Counters the tests read to see which transitions copied data.
   std::atomic<std::size_t> h2d_copies{0}, d2h_copies{0}, d2d_copies{0};

@@ -16,6 +16,8 @@
 
 namespace veda::detail {
 
+class Telemetry;
+
 class RuntimeState {
  public:
   explicit RuntimeState(const Config& config);
@@ -26,12 +28,15 @@ class RuntimeState {
   // Replaces the device (tests use a HostDevice to drive the data layer on
   // machines without a GPU). Arrays on the old device move to the host first.
   void install_device(std::unique_ptr<DeviceApi> d);
+  // The trace (Config::trace) is written here, before the device goes.
+  void write_trace_if_asked() noexcept;
 
   const Config config;
   CpuInfo cpu;
   GpuStatus gpu;
   std::unique_ptr<CpuExecutor> cpu_executor;
   MachineProfile profile;  // what the cost model predicts with
+  std::unique_ptr<Telemetry> telemetry;  // null unless Config::telemetry (or a trace) is on
   // Distinguishes runtimes across init/shutdown cycles (caches key on it).
   const std::uint64_t generation;
   // Operations that fell back to the CPU because device memory ran out.

@@ -8,6 +8,7 @@
 
 #include "runtime/logging.hpp"
 #include "runtime/runtime_state.hpp"
+#include "runtime/telemetry.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"
 
@@ -296,6 +297,37 @@ bool forced_tier_usable(RuntimeState& st, Site& site, const CallDesc& d, const R
 }  // namespace
 
 // ------------------------------------------------------------------ calls
+namespace {
+// A GPU tier's profiler range (NVTX) and, with telemetry, its trace span.
+void start_gpu_marks(RuntimeState& st, Plan& p) {
+  DeviceApi* dev = st.device();
+  if (!dev || tier_device(p.tier) != Device::Gpu) return;
+  p.gpu_range = dev->range_start(p.site->name().c_str());
+  if (st.telemetry) p.gpu_trace = dev->trace_begin(dev->stream());
+}
+// With telemetry on every finished call is timed, not only the ones the
+// learning samples; the record carries its explanation (a settled call's is
+// its bucket's).
+void record_call(RuntimeState& st, const Plan& p, const CallRecord& l, bool finished, std::int64_t elapsed_ns) {
+  CallRecord c = l;
+  const std::int64_t t1 = now_ns();
+  const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : t1 - p.t0;
+  c.measured_us = finished ? static_cast<double>(t) / 1e3 : -1;
+  if (!c.explanation) {
+    std::lock_guard lock(p.bucket->mu);
+    c.explanation = p.bucket->explanation[p.mask];
+  }
+  st.telemetry->on_call(c, p.t0, t1, static_cast<FallbackKind>(p.fell_back));
+}
+
+void end_gpu_marks(RuntimeState& st, const Plan& p) {
+  DeviceApi* dev = st.device();
+  if (!dev || tier_device(p.tier) != Device::Gpu) return;
+  if (st.telemetry) dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, p.site->name(), 0);
+  dev->range_end(p.gpu_range);
+}
+}  // namespace
+
 Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
   const Resolved r = resolve(st, site, d);
@@ -315,8 +347,12 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.slot = &slot;
   p.bucket = &b;
   p.mask = r.mask;
+  if (r.forced == Forced::GpuFellBack) p.fell_back = static_cast<std::uint8_t>(FallbackKind::PlacementGpu);
   last_call().has_plan = false;
-  if (d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r)) {
+  const bool forced = d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r);
+  if (d.forced_tier != Tier::Count && !forced && tier_device(d.forced_tier) == Device::Gpu)
+    p.fell_back = static_cast<std::uint8_t>(FallbackKind::ForcedGpuTier);
+  if (forced) {
     if (d.forced_tier == Tier::CoExec) {
       // The split still comes from the model: both sides' predicted speeds.
       decide_slow(st, site, slot, b, d, r, idle_us, p);
@@ -330,6 +366,7 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.grain = grain_for(st, slot, d, p.tier);
     p.t0 = now;
     p.forced_tier = true;
+    start_gpu_marks(st, p);
     return p;
   }
   const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
@@ -349,11 +386,14 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
   p.grain = grain_for(st, slot, d, p.tier);
+  start_gpu_marks(st, p);
   return p;
 }
 
 void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
+  end_gpu_marks(st, p);
+  const bool finished = measured;  // the work is done (not queued on a stream)
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
@@ -385,6 +425,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   l.forced_tier = p.forced_tier;
   if (p.explanation || l.explanation) l.explanation = std::static_pointer_cast<const Explanation>(p.explanation);
   l.explored = l.explanation && l.explanation->explored;
+  if (st.telemetry) record_call(st, p, l, finished, elapsed_ns);
   if (log().should_log(spdlog::level::debug)) log().debug("{}", last_decision().to_string());
 }
 
@@ -401,6 +442,7 @@ void parallel_done(Runtime& rt) noexcept { rt.state().cpu_executor->note_paralle
 
 Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why) {
   RuntimeState& st = rt.state();
+  end_gpu_marks(st, p);
   st.oom_fallbacks.fetch_add(1, std::memory_order_relaxed);
   log_once(spdlog::level::warn, "oom-fallback:" + p.site->name(),
            "'" + p.site->name() + "': " + why + "; running on the CPU (result is identical)");
@@ -409,6 +451,7 @@ Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* 
   cpu.strict = false;
   Plan q = begin_call(rt, *p.site, cpu);
   q.fallback = true;
+  q.fell_back = static_cast<std::uint8_t>(FallbackKind::OutOfMemory);
   return q;
 }
 

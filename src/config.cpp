@@ -67,6 +67,10 @@ Config::Builder& Config::Builder::telemetry(bool enabled) {
   c_.telemetry_ = enabled;
   return *this;
 }
+Config::Builder& Config::Builder::trace(std::string path) {
+  c_.trace_ = std::move(path);
+  return *this;
+}
 Config::Builder& Config::Builder::log_level(LogLevel level) {
   c_.log_level_ = level;
   return *this;
@@ -158,7 +162,7 @@ std::string Config::to_string() const {
      << " pinned_staging=" << pinned_staging_ << " precision=" << veda::to_string(precision_)
      << " calibration=" << veda::to_string(calibration_)
      << " deterministic=" << (seed_ ? "seed " + std::to_string(*seed_) : std::string("off"))
-     << " telemetry=" << (telemetry_ ? "on" : "off") << " log_level=" << veda::to_string(log_level_)
+     << " telemetry=" << (telemetry() ? "on" : "off") << (trace_.empty() ? std::string() : " trace=" + trace_) << " log_level=" << veda::to_string(log_level_)
      << " pin_workers=" << (pin_workers_ ? "on" : "off")
      << (profile_.empty() ? std::string() : " profile=" + profile_);
   return os.str();

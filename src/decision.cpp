@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "runtime/scheduler.hpp"
+#include "runtime/telemetry.hpp"
 #include "veda/decision.hpp"
 #include "veda/error.hpp"
 
@@ -94,7 +95,6 @@ std::string Decision::to_string() const {
 }
 
 namespace detail {
-namespace {
 Decision decision_of(const CallRecord& l) {
   Decision d;
   if (!l.site) return d;
@@ -132,7 +132,6 @@ Decision decision_of(const CallRecord& l) {
   if (l.fallback) d.reason = "device out of memory: fell back to CPU; " + d.reason;
   return d;
 }
-}  // namespace
 
 namespace pipe {
 void plan_begin() noexcept { last_call().nparts = 0; }

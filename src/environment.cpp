@@ -132,6 +132,7 @@ Config apply_environment(const Config& base,
     }
   }
   if (auto v = getenv("VEDA_PROFILE"); v && !v->empty()) c.profile_ = *v;  // a path: not lower-cased
+  if (auto v = getenv("VEDA_TRACE"); v && !v->empty()) c.trace_ = *v;
   if (auto v = get("VEDA_PINNED_STAGING")) {
     c.pinned_staging_ = parse_bytes("VEDA_PINNED_STAGING", *v);
     if (c.pinned_staging_ != 0 && c.pinned_staging_ < (std::size_t{64} << 10))

@@ -7,6 +7,7 @@
 // counted (and waits for it). The runtime is destroyed only after the wait.
 #include "veda/runtime.hpp"
 
+#include <fstream>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
@@ -21,7 +22,9 @@
 #include "runtime/calibration.hpp"
 #include "runtime/device_discovery.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/nvml.hpp"
 #include "runtime/runtime_state.hpp"
+#include "runtime/telemetry.hpp"
 #include "veda/detail/call_scope.hpp"
 #include "veda/error.hpp"
 
@@ -97,15 +100,45 @@ RuntimeState::RuntimeState(const Config& c)
     log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
   profile = obtain_profile(config, cpu, gpu, *cpu_executor, device_.get());
   log().debug("machine profile from {}", profile.source);
+  if (config.telemetry()) {  // after calibration: its work is not the program's
+    telemetry = std::make_unique<Telemetry>();
+    if (device_) device_->telemetry = telemetry.get();
+    cpu_executor->set_activity_listener(telemetry.get());
+  }
 }
 
 RuntimeState::~RuntimeState() {
-  if (device_) device_->evict_all();  // arrays keep their data on the host
+  write_trace_if_asked();
+  if (device_) {
+    device_->telemetry = nullptr;
+    device_->evict_all();  // arrays keep their data on the host
+  }
+  // Workers report to the telemetry until the executor has gone.
+  device_.reset();
+  cpu_executor.reset();
+  telemetry.reset();
 }
 
 void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
-  if (device_) device_->evict_all();
+  if (device_) {
+    device_->telemetry = nullptr;
+    device_->evict_all();
+  }
   device_ = std::move(d);
+  if (device_) device_->telemetry = telemetry.get();
+}
+
+void RuntimeState::write_trace_if_asked() noexcept {
+  if (!telemetry || config.trace().empty()) return;
+  try {
+    if (device_) device_->flush_trace();
+    std::ofstream out(config.trace());
+    out << trace_json(*telemetry, device_ ? device_->name() : std::string());
+    if (!out) throw std::runtime_error("write failed");
+    log().info("trace written to {}", config.trace());
+  } catch (const std::exception& e) {
+    log().error("could not write the trace to {}: {}", config.trace(), e.what());
+  }
 }
 
 }  // namespace detail
@@ -115,6 +148,8 @@ Runtime::~Runtime() = default;
 const Config& Runtime::config() const noexcept { return state_->config; }
 const CpuInfo& Runtime::cpu() const noexcept { return state_->cpu; }
 const GpuStatus& Runtime::gpu() const noexcept { return state_->gpu; }
+
+GpuMonitorReport Runtime::gpu_monitor() const { return detail::read_nvml(gpu().devices); }
 
 MemoryStats Runtime::memory_stats() const {
   MemoryStats m;
@@ -160,6 +195,12 @@ std::string Runtime::describe() const {
          << "\n";
   }
   os << "GPU: " << (g.usable ? "usable" : "not usable") << " - " << g.reason << "\n";
+  const GpuMonitorReport mon = gpu_monitor();
+  if (!mon.available) os << "GPU monitor: none (" << mon.why_not << ")\n";
+  for (const auto& m : mon.devices)
+    os << "GPU monitor: " << m.name << (m.index >= 0 ? " (CUDA device " + std::to_string(m.index) + ")" : "")
+       << ": " << (m.memory_used >> 20) << " of " << (m.memory_total >> 20) << " MiB used, " << m.utilization_pct
+       << "% busy, " << m.temperature_c << " C\n";
   const auto& pc = state_->profile.cpu;
   const double peak = pc.fma_gflops_per_thread * c.threads;  // FP32, every thread veda uses
   os << "CPU FP32 FMA peak: " << std::fixed << std::setprecision(0) << peak << " GFLOP/s (" << c.threads << " x "

@@ -64,3 +64,20 @@ TEST_CASE("the runtime reports what it found") {
   CHECK(text.find(rt.gpu().reason) != std::string::npos);
   veda::shutdown();
 }
+
+TEST_CASE("the GPU monitor reports devices through NVML, or why it cannot") {
+  veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Off).build());
+  const veda::GpuMonitorReport r = veda::get_runtime().gpu_monitor();
+  if (r.available) {
+    for (const auto& m : r.devices) {
+      CHECK_FALSE(m.name.empty());
+      CHECK(m.memory_total > 0);
+      CHECK(m.memory_used <= m.memory_total);
+    }
+  } else {
+    CHECK(r.devices.empty());
+    CHECK(r.why_not.find("NVML") != std::string::npos);
+  }
+  CHECK(veda::get_runtime().describe().find("GPU monitor") != std::string::npos);
+  veda::shutdown();
+}

@@ -27,6 +27,10 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   void on_scheduler_entry(bool is_worker) override {
     if (!is_worker) return;
     ex_.workers_inside_.fetch_add(1, std::memory_order_relaxed);
+    if (ex_.listener_.load(std::memory_order_acquire)) {
+      entered_ns() = now_ns();
+      entered_slot() = tbb::this_task_arena::current_thread_index();
+    }
     if (!ex_.pin_ || cpus_.empty()) return;
     const int slot = tbb::this_task_arena::current_thread_index();
     cpu_set_t set;
@@ -38,6 +42,10 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
     if (!is_worker) return;
     ex_.workers_inside_.fetch_sub(1, std::memory_order_relaxed);
     ex_.note_parallel_end();
+    if (ActivityListener* l = ex_.listener_.load(std::memory_order_acquire); l && entered_ns() > 0) {
+      l->on_worker_active(entered_slot(), entered_ns(), now_ns());
+      entered_ns() = 0;
+    }
   }
 
  private:
@@ -48,6 +56,14 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
       for (int c = 0; c < CPU_SETSIZE; ++c)
         if (CPU_ISSET(c, &set)) cpus_.push_back(c);
     observe(true);
+  }
+  static std::int64_t& entered_ns() {
+    thread_local std::int64_t t = 0;
+    return t;
+  }
+  static int& entered_slot() {
+    thread_local int s = 0;
+    return s;
   }
   CpuExecutor& ex_;
   std::vector<int> cpus_;

@@ -30,6 +30,13 @@
 
 namespace veda::detail {
 
+// Told when a worker was active in the arena (telemetry's worker tracks).
+class ActivityListener {
+ public:
+  virtual ~ActivityListener() = default;
+  virtual void on_worker_active(int slot, std::int64_t begin_ns, std::int64_t end_ns) = 0;
+};
+
 class CpuExecutor {
  public:
   CpuExecutor(int threads, bool pin_workers);
@@ -62,6 +69,10 @@ class CpuExecutor {
   // memcpy that splits copies of a megabyte or more across the workers.
   void copy(void* dst, const void* src, std::size_t bytes);
 
+  // Reports each worker's stay in the arena to `l` (null: stop). The
+  // listener must outlive the executor, or be removed before it goes.
+  void set_activity_listener(ActivityListener* l) noexcept { listener_.store(l, std::memory_order_release); }
+
  private:
   class Observer;
   int threads_;
@@ -69,6 +80,7 @@ class CpuExecutor {
   std::optional<tbb::task_arena> arena_;
   std::atomic<std::int64_t> last_parallel_end_ns_{0};
   std::atomic<int> workers_inside_{0};
+  std::atomic<ActivityListener*> listener_{nullptr};
   std::unique_ptr<Observer> observer_;
 };
 

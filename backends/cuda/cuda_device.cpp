@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstring>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "backends/cuda/cuda_check.hpp"
 
 namespace veda::detail::cuda {
@@ -104,6 +106,7 @@ StreamHandle CudaDevice::stream() noexcept {
 void CudaDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, StreamHandle sh,
                                 bool host_pinned) {
   if (bytes == 0) return;
+  CopyTrace trace(*this, sh, SpanKind::H2D, bytes);
   make_current();
   auto s = static_cast<cudaStream_t>(sh);
   if (host_pinned || bytes <= kDirectCopyMax || !staging_.enabled()) {
@@ -135,6 +138,7 @@ void CudaDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, S
 void CudaDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle sh,
                               bool host_pinned) {
   if (bytes == 0) return;
+  CopyTrace trace(*this, sh, SpanKind::D2H, bytes);
   make_current();
   auto s = static_cast<cudaStream_t>(sh);
   if (host_pinned || bytes <= kDirectCopyMax || !staging_.enabled()) {
@@ -173,12 +177,35 @@ void CudaDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, Str
 
 void CudaDevice::copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) {
   if (bytes == 0) return;
+  CopyTrace trace(*this, s, SpanKind::D2D, bytes);
   make_current();
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(s)),
         "cudaMemcpyAsync D2D");
 }
 
 EventHandle CudaDevice::record(StreamHandle s) { return upstream_.record(s); }
+
+// ---------------------------------------------------------------- tracing
+std::uint64_t CudaDevice::trace_begin(StreamHandle s) { return tracer_.begin(static_cast<cudaStream_t>(s)); }
+
+void CudaDevice::trace_end(std::uint64_t token, StreamHandle s, SpanKind kind, const std::string& label,
+                           std::size_t bytes) {
+  if (!telemetry) return;
+  int track = 0;  // the stream's index: its track in the trace
+  for (std::size_t i = 0; i < streams_.size(); ++i)
+    if (streams_[i] == s) track = static_cast<int>(i);
+  for (std::size_t i = 0; i < pipeline_.size(); ++i)
+    if (pipeline_[i] == s) track = static_cast<int>(streams_.size() + i);
+  tracer_.end(token, static_cast<cudaStream_t>(s), track, kind, label, bytes, *telemetry);
+}
+
+void CudaDevice::flush_trace() {
+  if (telemetry) tracer_.flush(*telemetry);
+}
+
+// NVTX ranges: cheap when no profiler is attached (a function-pointer check).
+std::uint64_t CudaDevice::range_start(const char* name) noexcept { return nvtxRangeStartA(name); }
+void CudaDevice::range_end(std::uint64_t id) noexcept { nvtxRangeEnd(id); }
 
 void CudaDevice::stream_wait(StreamHandle s, EventHandle e) {
   if (e) check(cudaStreamWaitEvent(static_cast<cudaStream_t>(s), static_cast<cudaEvent_t>(e), 0),

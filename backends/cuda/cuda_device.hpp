@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/cuda/gpu_trace.hpp"
 #include "backends/cuda/staging.hpp"
 #include "runtime/device_api.hpp"
 #include "veda/config.hpp"
@@ -70,6 +71,12 @@ class CudaDevice final : public DeviceApi {
   DeviceMemoryInfo memory_info() override;
   std::size_t staging_in_use() const noexcept override { return staging_.in_use(); }
   std::size_t staging_total() const noexcept override { return staging_.total(); }
+  std::uint64_t trace_begin(StreamHandle s) override;
+  void trace_end(std::uint64_t token, StreamHandle s, SpanKind kind, const std::string& label,
+                 std::size_t bytes) override;
+  void flush_trace() override;
+  std::uint64_t range_start(const char* name) noexcept override;
+  void range_end(std::uint64_t id) noexcept override;
 
   StagingPool& staging() noexcept { return staging_; }
   StreamHandle pipeline_stream(std::size_t i) const noexcept { return pipeline_[i % pipeline_.size()]; }
@@ -85,6 +92,7 @@ class CudaDevice final : public DeviceApi {
   std::vector<cudaStream_t> pipeline_;
   StagingPool staging_;
   HostCopy host_copy_;
+  GpuTracer tracer_;
 };
 
 }  // namespace veda::detail::cuda

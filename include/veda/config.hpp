@@ -79,7 +79,10 @@ class Config {
   CalibrationMode calibration() const noexcept { return calibration_; }
   bool deterministic() const noexcept { return seed_.has_value(); }
   std::uint64_t seed() const noexcept { return seed_.value_or(0); }
-  bool telemetry() const noexcept { return telemetry_; }
+  // Telemetry is on when asked for, or when a trace is to be written.
+  bool telemetry() const noexcept { return telemetry_ || !trace_.empty(); }
+  // Where the Chrome trace is written at shutdown ("" for nowhere).
+  const std::string& trace() const noexcept { return trace_; }
   LogLevel log_level() const noexcept { return log_level_; }
   bool pin_workers() const noexcept { return pin_workers_; }
   // A machine-profile file to use instead of the cache or calibration.
@@ -104,6 +107,7 @@ class Config {
   CalibrationMode calibration_ = CalibrationMode::Auto;
   std::optional<std::uint64_t> seed_;
   bool telemetry_ = false;
+  std::string trace_;
   LogLevel log_level_ = LogLevel::Warn;
   bool pin_workers_ = false;
   std::string profile_;
@@ -129,6 +133,9 @@ class Config::Builder {
   Builder& calibration(CalibrationMode m);
   Builder& deterministic(std::uint64_t seed);
   Builder& telemetry(bool enabled);
+  // Write a Chrome trace-event JSON of the run to `path` at shutdown
+  // (turns telemetry on).
+  Builder& trace(std::string path);
   Builder& log_level(LogLevel level);
   // Pin oneTBB workers to cores (a task_scheduler_observer); off by default.
   Builder& pin_workers(bool enabled);

@@ -65,6 +65,24 @@ struct GpuStatus {
   std::vector<GpuDeviceInfo> devices;  // every device found, usable or not
 };
 
+// A GPU's live state as NVML reports it (Runtime::gpu_monitor()).
+struct GpuMonitor {
+  int index = -1;                 // CUDA device index (matched by UUID), -1 if CUDA does not see it
+  std::string name;
+  std::string uuid;
+  std::uint64_t memory_used = 0;  // bytes, whole device (every process)
+  std::uint64_t memory_free = 0;
+  std::uint64_t memory_total = 0;
+  int utilization_pct = -1;       // GPU busy share over NVML's last sample period; -1 unknown
+  int memory_utilization_pct = -1;
+  int temperature_c = -1;
+};
+struct GpuMonitorReport {
+  bool available = false;         // NVML loaded and initialised
+  std::string why_not;            // e.g. "NVML not found (libnvidia-ml.so.1)"
+  std::vector<GpuMonitor> devices;
+};
+
 std::string to_string(Device d);
 std::string to_string(GpuUnavailable why);
 

@@ -39,6 +39,9 @@ class Runtime {
 
   // A multi-line, human-readable report: CPU, threads, each GPU or why none.
   std::string describe() const;
+  // Every GPU's memory, utilisation and temperature now, through NVML,
+  // which is loaded at run time: without a driver the report says why not.
+  GpuMonitorReport gpu_monitor() const;
 
   detail::RuntimeState& state() noexcept { return *state_; }
   const detail::RuntimeState& state() const noexcept { return *state_; }

@@ -16,5 +16,6 @@
 #include "veda/reduce.hpp"
 #include "veda/scan.hpp"
 #include "veda/sort.hpp"
+#include "veda/telemetry.hpp"
 #include "veda/transpose.hpp"
 #include "veda/runtime.hpp"

@@ -79,6 +79,9 @@ struct Plan {
   bool fallback = false;        // forced back to the CPU (device out of memory)
   double gpu_fraction = 0;      // CoExec: the GPU's share of the range
   bool forced_tier = false;     // CallDesc::forced_tier was honoured
+  std::uint8_t fell_back = 0;   // why a wanted GPU was not used (FallbackKind)
+  std::uint64_t gpu_trace = 0;  // GPU tiers: telemetry span and profiler range
+  std::uint64_t gpu_range = 0;
   std::shared_ptr<const void> explanation;  // of a fresh (slow-path) decision
   Site* site = nullptr;
   TypeSlot* slot = nullptr;

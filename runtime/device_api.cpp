@@ -1,0 +1,36 @@
+#include "runtime/device_api.hpp"
+
+#include "runtime/profile.hpp"
+#include "runtime/telemetry.hpp"
+#include "veda/detail/buffer.hpp"
+
+namespace veda::detail {
+
+void DeviceApi::track(Buffer* b) {
+  std::lock_guard lock(tracked_mu_);
+  tracked_.insert(b);
+}
+
+void DeviceApi::untrack(Buffer* b) {
+  std::lock_guard lock(tracked_mu_);
+  tracked_.erase(b);
+}
+
+void DeviceApi::evict_all() {
+  std::lock_guard lock(tracked_mu_);
+  for (Buffer* b : tracked_) b->evict_to_host_untracked();
+  tracked_.clear();
+}
+
+CopyTrace::CopyTrace(DeviceApi& d, StreamHandle s, SpanKind kind, std::size_t bytes)
+    : dev_(d.telemetry && bytes ? &d : nullptr), s_(s), kind_(kind), bytes_(bytes) {
+  if (!dev_) return;
+  dev_->telemetry->on_transfer(kind, bytes);
+  token_ = dev_->trace_begin(s);
+}
+
+CopyTrace::~CopyTrace() {
+  if (dev_) dev_->trace_end(token_, s_, kind_, {}, bytes_);
+}
+
+}  // namespace veda::detail
