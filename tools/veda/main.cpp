@@ -1,37 +1,47 @@
-// The `veda` command-line tool.
-//   veda info    this machine as veda sees it: CPU and threads, the FP32 FMA
-//                peak and the BLAS kernel set with the fraction of peak it
-//                reaches, each GPU or why none, the machine profile in use.
+// The `veda` command-line tool:
+//   veda info                 this machine as veda sees it
+//   veda calibrate [-o file]  measure the machine profile (progress shown)
+//   veda bench [--op ...] [--sizes ...] [--csv|--json] [--plot out.png]
+//   veda explain trace.json   where the time of a traced run went, and why
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
-#include "runtime/calibration.hpp"
-#include "runtime/runtime_state.hpp"
-#include "veda/veda.hpp"
-
-namespace {
-
-int info() {
-  veda::init();
-  const auto& rt = veda::get_runtime();
-  std::printf("%s", rt.describe().c_str());
-  const auto& p = rt.state().profile;
-  std::printf("Profile: %s", p.source.c_str());
-  if (p.source == "calibrated" || p.source == "cache")
-    std::printf(", cached at %s", veda::detail::cache_path(p).c_str());
-  std::printf("\n");
-  veda::shutdown();
-  return 0;
-}
-
-}  // namespace
+#include "tools/veda/commands.hpp"
+#include "veda/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"veda: where data-parallel work runs, and why"};
   app.require_subcommand(1);
-  auto* info_cmd = app.add_subcommand("info", "CPU, BLAS, GPUs and the machine profile as veda sees them");
+  auto* info = app.add_subcommand("info", "CPU, peak, BLAS kernels, GPUs (or why none) and the machine profile");
+  std::string output;
+  auto* calibrate = app.add_subcommand("calibrate", "measure this machine's profile and write it");
+  calibrate->add_option("-o,--output", output, "write here instead of the cache veda reads at start-up");
+  veda::cli::BenchArgs bench_args;
+  bool csv = false, json = false;
+  auto* bench = app.add_subcommand("bench", "every tier forced vs auto, per op and size, with the auto regret");
+  bench->add_option("--op", bench_args.ops, "saxpy, exp, sum, sort, matmul, pipeline (repeatable; default all)")
+      ->delimiter(',');
+  bench->add_option("--sizes", bench_args.sizes, "sizes (elements, or n for matmul), comma separated")->delimiter(',');
+  bench->add_flag("--csv", csv, "CSV output");
+  bench->add_flag("--json", json, "JSON output");
+  bench->add_option("--plot", bench_args.plot, "write time and regret plots to this PNG (needs gnuplot)");
+  std::string trace;
+  auto* explain = app.add_subcommand("explain", "summarise a trace written with VEDA_TRACE");
+  explain->add_option("trace", trace, "trace JSON")->required()->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
-  if (*info_cmd) return info();
+  try {
+    if (*info) return veda::cli::info();
+    if (*calibrate) return veda::cli::calibrate(output);
+    if (*bench) {
+      if (csv && json) throw veda::InvalidArgument("veda bench: choose one of --csv and --json");
+      bench_args.format = csv ? "csv" : json ? "json" : "table";
+      return veda::cli::bench(bench_args);
+    }
+    if (*explain) return veda::cli::explain(trace);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "veda: %s\n", e.what());
+    return 1;
+  }
   return 0;
 }

@@ -1,0 +1,59 @@
+// `veda info` and `veda calibrate`.
+#include <cstdio>
+
+#include "runtime/calibration.hpp"
+#include "runtime/profile.hpp"
+#include "runtime/runtime_state.hpp"
+#include "tools/veda/commands.hpp"
+#include "veda/veda.hpp"
+
+namespace veda::cli {
+
+int info() {
+  veda::init();
+  const auto& rt = veda::get_runtime();
+  std::printf("%s", rt.describe().c_str());
+  const auto& p = rt.state().profile;
+  std::printf("Profile: %s", p.source.c_str());
+  if (p.source == "calibrated" || p.source == "cache")
+    std::printf(", %.2f s to measure, cached at %s", p.calibration_seconds, detail::cache_path(p).c_str());
+  std::printf("\n");
+  veda::shutdown();
+  return 0;
+}
+
+int calibrate(const std::string& output) {
+  // Start without calibrating: the measurement below is the one written.
+  veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Off).build());
+  auto& st = veda::get_runtime().state();
+  auto progress = [](const std::string& step, double f) {
+    const int done = static_cast<int>(f * 30);
+    std::fprintf(stderr, "\r[%-30s] %3.0f%% %-32s", std::string(static_cast<std::size_t>(done), '#').c_str(), 100 * f,
+                 step.c_str());
+    std::fflush(stderr);
+  };
+  const detail::MachineProfile p =
+      detail::measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, st.device(), progress);
+  std::fprintf(stderr, "\n");
+  const std::string path = output.empty() ? detail::cache_path(p) : output;
+  if (!detail::save_profile(p, path)) throw Error("veda calibrate: cannot write " + path);
+  veda::shutdown();
+  std::printf("measured in %.2f s, written to %s\n", p.calibration_seconds, path.c_str());
+  std::printf("CPU: FMA %.0f GFLOP/s per thread, triad %.1f GB/s (1 thread) / %.1f GB/s (all), fork-join %.2f us "
+              "(static) / %.2f us (auto), wake-up %.0f us after %.0f us idle\n",
+              p.cpu.fma_gflops_per_thread, p.cpu.bw_one_gbps, p.cpu.bw_all_gbps, p.cpu.tbb_static_us,
+              p.cpu.tbb_auto_us, p.cpu.tbb_wake_us, p.cpu.tbb_idle_us);
+  if (p.cpu.sgemm_gflops > 0)
+    std::printf("BLAS: %s kernels, sgemm %.0f GFLOP/s, dgemm %.0f GFLOP/s (n=1024); %s\n",
+                p.cpu.blas_core.empty() ? "default" : p.cpu.blas_core.c_str(), p.cpu.sgemm_gflops, p.cpu.dgemm_gflops,
+                p.cpu.blas_probe.c_str());
+  if (p.gpu.present)
+    std::printf("GPU %s: launch %.1f us, H2D %.1f GB/s pinned / %.1f staged, device %.0f GB/s, sgemm %.0f GFLOP/s\n",
+                p.gpu.name.c_str(), p.gpu.launch_us, p.gpu.h2d_pinned_gbps, p.gpu.h2d_staged_gbps,
+                p.gpu.device_bw_gbps, p.gpu.sgemm_gflops);
+  else
+    std::printf("GPU: none measured\n");
+  return 0;
+}
+
+}  // namespace veda::cli
