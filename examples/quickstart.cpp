@@ -2,29 +2,13 @@
 // pipeline, and a forced-CPU run — printing where each call ran and why.
 #include <veda/veda.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
-namespace {
-void report(const char* what, double us) {
-  const veda::Decision d = veda::last_decision();
-  std::printf("%-34s %-4s %-11s %10.1f us  %s\n", what, veda::to_string(d.device).c_str(), d.tier.c_str(), us,
-              d.reason.c_str());
-  for (const auto& s : d.segments)
-    if (d.segments.size() > 1)
-      std::printf("%-34s   segment: %s/%s  %s\n", "", veda::to_string(s.device).c_str(), s.tier.c_str(), s.reason.c_str());
-}
+#include "example_util.hpp"
 
-// Runs f a few times so veda has measured its candidates, then times one call.
-template <class F>
-double settled_us(F&& f) {
-  for (int warm = 0; warm < 20; ++warm) f();
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
+using example::report;
+using example::settled_us;
 
 int main() {
   std::printf("%s\n", veda::get_runtime().describe().c_str());

@@ -261,10 +261,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
         why = "above TBB break-even";
       else
         why = "fastest CPU tier";
+      // The GPU side's story comes from its GPU-only tiers: cpu+gpu's note
+      // ("needs both a CPU and a GPU tier") would hide why the GPU is out.
       const Estimate* gpu = nullptr;
       for (const auto& e : est)
-        if (tier_device(e.tier) == Device::Gpu && (!gpu || (e.eligible && !gpu->eligible) ||
-                                                   (e.eligible == gpu->eligible && e.total_us < gpu->total_us)))
+        if (tier_device(e.tier) == Device::Gpu && e.tier != Tier::CoExec &&
+            (!gpu || (e.eligible && !gpu->eligible) || (e.eligible == gpu->eligible && e.total_us < gpu->total_us)))
           gpu = &e;
       if (gpu && !gpu->eligible && ctx.forced.empty())
         why += "; " + gpu->note;

@@ -4,9 +4,10 @@
 
 VEDA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-# Debian 12 packages the build, tests, examples and benchmarks need.
+# Debian 12 packages the build, tests, examples and benchmarks need
+# (gnuplot-nox draws `veda bench --plot`).
 VEDA_PACKAGES=(cmake ninja-build g++ ccache pkg-config libtbb-dev libspdlog-dev doctest-dev
-  libopenblas-dev libcli11-dev nlohmann-json3-dev)
+  libopenblas-dev libcli11-dev nlohmann-json3-dev gnuplot-nox)
 
 veda_install_deps() {
   local missing=()
