@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
+#include "veda/par_iter.hpp"
 #include "veda/runtime.hpp"
 
 using namespace veda::detail;
@@ -161,5 +163,26 @@ TEST_CASE("reasons name why the GPU was not used") {
   CHECK(std::any_of(dec.candidates.begin(), dec.candidates.end(),
                     [](const veda::Candidate& c) { return c.tier == "cuda" && !c.eligible; }));
   gpu = saved;
+  veda::shutdown();
+}
+
+TEST_CASE("few expensive elements: the measured per-element cost moves them to the workers") {
+  // 64 elements of 100 us each look like 64 floats to the analytic model;
+  // the first serial run's time must teach it otherwise.
+  veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
+  auto busy = [](int i) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return i;
+  };
+  std::vector<std::string> tiers;
+  for (int call = 0; call < 6; ++call) {
+    (void)veda::par_iter(veda::range(64), {.name = "expensive"}).map(busy).sum();
+    tiers.push_back(veda::last_decision().tier);
+  }
+  CAPTURE(tiers[0]);
+  CHECK(tiers[0] == "serial");                 // the analytic model's guess
+  CHECK(tiers.back().rfind("tbb", 0) == 0);    // learned after the first run
   veda::shutdown();
 }
