@@ -41,12 +41,26 @@ double TierSamples::correction(double a, double b) const {
   return std::max(*mid, 1e-3);
 }
 
+double TierSamples::median_ns_per_elem() const {
+  if (count_ == 0) return 0;
+  const int k = std::min<int>(count_, kRecent);
+  std::array<double, kRing> r{};
+  for (int j = 0; j < k; ++j) {
+    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
+    r[static_cast<std::size_t>(j)] = 1e3 * us_[i] / std::max(n_[i], 1.0f);
+  }
+  auto mid = r.begin() + (k - 1) / 2;
+  std::nth_element(r.begin(), mid, r.begin() + k);
+  return *mid;
+}
+
 void BucketState::reset(std::uint64_t gen) {
   generation = gen;
   for (auto& s : samples) s.reset();
   explored.fill(0);
   refresh.fill(0);
   last_sample_ns.fill(0);
+  long_calls.store(false, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
 }
@@ -377,9 +391,10 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
     p.sync_for_timing = false;
-    // A settled decision keeps learning from every 4th call; the clock
-    // reads are a sizeable share of a tiny call.
-    p.timed = (calls & 3) == 0;
+    // A settled decision keeps learning from every 4th call (the clock
+    // reads are a sizeable share of a tiny call), from every call in
+    // buckets whose calls are long.
+    p.timed = (calls & 3) == 0 || b.long_calls.load(std::memory_order_relaxed);
     p.t0 = now;  // deciding cost an atomic load: time from the start
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us, p);
@@ -397,21 +412,32 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
+  // Serial runs over cached data tell the model what one element costs here.
+  // A short run of many elements counts as it is; a long one (20 us: the
+  // call's fixed cost is noise, and 100 images blurred at 0.7 ms each must
+  // not look like 100 floats) counts through the median of its bucket's
+  // serial runs (at least two, and the typical run long as well), so one
+  // preempted call cannot teach that an element costs 20 us. A long-run cost that moved by more than 2x makes the bucket's
+  // settled decisions stale at once, not 64 calls later.
+  const bool teaches = measured && p.tier == Tier::Serial && d.n > 0 &&
+                       static_cast<double>(d.n) * d.bytes_per_elem <= 8.0 * (1 << 20);
+  double per_elem = teaches && d.n >= 1024 && t < 20'000 ? static_cast<double>(t) / static_cast<double>(d.n) : 0;
   if (measured && p.bucket->mu.try_lock()) {
     if (p.bucket->generation == st.generation) {
-      p.bucket->samples[static_cast<std::size_t>(p.tier)].add(us, static_cast<double>(d.n));
+      auto& samples = p.bucket->samples[static_cast<std::size_t>(p.tier)];
+      samples.add(us, static_cast<double>(d.n));
       p.bucket->last_sample_ns[static_cast<std::size_t>(p.tier)] = p.t0 + t;
+      // The typical run must be long too: a preempted short call is not.
+      if (t >= 20'000) p.bucket->long_calls.store(true, std::memory_order_relaxed);
+      if (teaches && t >= 20'000 && samples.count() >= 2) {
+        const double median = samples.median_ns_per_elem();
+        if (median * static_cast<double>(d.n) >= 20'000) per_elem = median;
+      }
     }
     p.bucket->mu.unlock();
   }
-  // Serial runs over cached data tell the model what one element costs here:
-  // runs of many elements, or long enough (20 us) that the call's fixed cost
-  // is noise; 100 images blurred at 0.7 ms each must not look like 100 floats.
-  // For such long calls, a cost that moved by more than 2x makes the settled
-  // decisions of this bucket stale at once, not 64 calls later.
-  if (measured && p.tier == Tier::Serial && d.n > 0 && (d.n >= 1024 || t >= 20'000) &&
-      static_cast<double>(d.n) * d.bytes_per_elem <= 8.0 * (1 << 20)) {
-    const float sample = static_cast<float>(static_cast<double>(t) / static_cast<double>(d.n));
+  if (per_elem > 0) {
+    const auto sample = static_cast<float>(per_elem);
     const float old = p.slot->cpu_ns_per_elem.load(std::memory_order_relaxed);
     p.slot->cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);
     const float ref = old == 0 ? static_cast<float>(st.profile.cpu.map_ns_per_elem) : old;

@@ -35,6 +35,9 @@ class TierSamples {
   // the analytic line is off now (one outlier cannot move a median).
   static constexpr int kRecent = 8;
   double correction(double a, double b) const;
+  // Lower median of nanoseconds per element over the newest kRecent samples
+  // (0: none). Lower: noise only ever slows a run down.
+  double median_ns_per_elem() const;
   void reset() noexcept { *this = TierSamples{}; }
 
  private:
@@ -65,6 +68,9 @@ class BucketState {
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
+  // A call here has taken 20 us or more: every call is then timed (a clock
+  // read is noise next to it), not one in four.
+  std::atomic<bool> long_calls{false};
   void reset(std::uint64_t generation);
 };
 

@@ -1,0 +1,32 @@
+#include "bench/elementwise/contenders.hpp"
+
+namespace bench::elementwise {
+
+Runner omp(Work w, Workload& d) {
+  switch (w) {
+    case Work::Saxpy:
+      return [&d] {
+        const long n = static_cast<long>(d.x.size());
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < n; ++i) d.out[i] = saxpy_op(d.x[i], d.y[i]);
+      };
+    case Work::ExpSin:
+      return [&d] {
+        const long n = static_cast<long>(d.x.size());
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < n; ++i) d.out[i] = expsin_op(d.x[i]);
+      };
+    case Work::Sum:
+      return [&d] {
+        const long n = static_cast<long>(d.x.size());
+        float acc = 0;
+#pragma omp parallel for reduction(+ : acc) schedule(static)
+        for (long i = 0; i < n; ++i) acc += d.x[i];
+        volatile float s = acc;
+        (void)s;
+      };
+  }
+  return {};
+}
+
+}  // namespace bench::elementwise
