@@ -5,9 +5,10 @@
 VEDA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian 12 packages the build, tests, examples and benchmarks need
-# (gnuplot-nox draws `veda bench --plot`).
+# (gnuplot-nox draws `veda bench --plot` and the benchmark report's plots;
+# StarPU and Eigen are peers in the benchmarks).
 VEDA_PACKAGES=(cmake ninja-build g++ ccache pkg-config libtbb-dev libspdlog-dev doctest-dev
-  libopenblas-dev libcli11-dev nlohmann-json3-dev gnuplot-nox)
+  libopenblas-dev libcli11-dev nlohmann-json3-dev gnuplot-nox libstarpu-dev libeigen3-dev)
 
 veda_install_deps() {
   local missing=()

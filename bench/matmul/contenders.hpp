@@ -16,6 +16,10 @@ template <class T>
 void openblas_gemm(const T* a, const T* b, T* c, std::size_t n);
 std::string openblas_core();  // openblas_get_corename()
 
+// C = A B with Eigen (its OpenMP threads).
+template <class T>
+void eigen_gemm(const T* a, const T* b, T* c, std::size_t n);
+
 // veda::matmul with `tier` forced ("" for auto).
 template <class T>
 void veda_matmul(const veda::Array<T>& a, const veda::Array<T>& b, const std::string& tier);

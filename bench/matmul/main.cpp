@@ -1,5 +1,5 @@
 // matmul: veda::matmul with every tier forced and on auto, against OpenBLAS
-// called directly (and cuBLAS on a GPU), n = 64 ... 4096 (8192 on a GPU),
+// called directly and Eigen (and cuBLAS on a GPU), n = 64 ... 4096 (8192 on a GPU),
 // float and double, interleaved in one run.
 // Reports GFLOP/s, % of the CPU's FP32 (FP64: half) FMA peak as veda
 // measured it, cpu-blas / direct, and auto regret = auto / best forced tier.
@@ -53,8 +53,8 @@ Table cpu_table(const Options& opt, std::vector<double>& regrets) {
   const double peak = cpu_peak_gflops() * (dbl ? 0.5 : 1.0);
   const std::vector<std::string> tiers = {"cpu-reference", "cpu-blas", "cpu-tiled", ""};
   Table t(std::string("CPU, ") + (dbl ? "double" : "float") + ": GFLOP/s (peak " + fmt(peak, 0) + ")",
-          {"n", "cpu-reference", "cpu-blas", "cpu-tiled", "auto", "auto tier", "OpenBLAS direct", "cpu-blas % of peak",
-           "direct % of peak", "cpu-blas / direct", "auto regret"});
+          {"n", "cpu-reference", "cpu-blas", "cpu-tiled", "auto", "auto tier", "OpenBLAS direct", "Eigen",
+           "cpu-blas % of peak", "direct % of peak", "cpu-blas / direct", "auto / best peer", "auto regret"});
   for (std::size_t n = 64; n <= (opt.quick ? 1024u : 4096u); n *= 2) {
     const auto a = square<T>(n, 1), b = square<T>(n, 2);
     std::vector<T> c(n * n);
@@ -63,7 +63,8 @@ Table cpu_table(const Options& opt, std::vector<double>& regrets) {
     for (const auto& tier : tiers)
       if (with_ref || tier != "cpu-reference") run.push_back([&, tier] { matmul::veda_matmul(a, b, tier); });
     run.push_back([&] { matmul::openblas_gemm<T>(a.host().data(), b.host().data(), c.data(), n); });
-    for (int i = 0; i < 12; ++i) run[run.size() - 2]();  // auto learns
+    run.push_back([&] { matmul::eigen_gemm<T>(a.host().data(), b.host().data(), c.data(), n); });
+    for (int i = 0; i < 12; ++i) run[run.size() - 3]();  // auto learns
     std::vector<int> batch;
     for (auto& r : run) batch.push_back(n >= 1024 ? 1 : calibrate_batch(r, 2e7));
     const int samples = n >= 2048 ? (opt.quick ? 3 : 5) : (opt.quick ? 5 : 11);
@@ -72,13 +73,14 @@ Table cpu_table(const Options& opt, std::vector<double>& regrets) {
     const std::string auto_tier = veda::last_decision().tier;
     const std::size_t off = with_ref ? 0 : 1;  // index shift without the reference column
     auto at = [&](std::size_t col) { return s[col - off].median; };
-    const double blas = at(1), tiled = at(2), aut = at(3), direct = at(4);
+    const double blas = at(1), tiled = at(2), aut = at(3), direct = at(4), eigen = at(5);
     const double best = std::min(blas, tiled);
     regrets.push_back(aut / best);
     t.add({std::to_string(n), with_ref ? fmt(gflops(n, s[0].median), 2) : "-", fmt(gflops(n, blas), 1),
            fmt(gflops(n, tiled), 1), fmt(gflops(n, aut), 1), auto_tier, fmt(gflops(n, direct), 1),
-           fmt(100 * gflops(n, blas) / peak, 0) + "%", fmt(100 * gflops(n, direct) / peak, 0) + "%",
-           fmt(direct / blas, 3), fmt(aut / best, 3)});
+           fmt(gflops(n, eigen), 1), fmt(100 * gflops(n, blas) / peak, 0) + "%",
+           fmt(100 * gflops(n, direct) / peak, 0) + "%", fmt(direct / blas, 3),
+           fmt(aut / std::min(direct, eigen), 3), fmt(aut / best, 3)});
   }
   t.print();
   return t;
@@ -200,6 +202,12 @@ std::string coretype_table(const Options& opt, std::vector<Table>& tables) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--direct-child") return direct_child(argc > 2);
+  // Eigen's OpenMP threads would spin between its calls and slow the others
+  // down: make them sleep (libgomp reads this when it loads).
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+  }
   const Options opt = Options::parse(argc, argv);
   std::printf("# matmul: veda tiers vs OpenBLAS and cuBLAS called directly\n%s\n", machine_line().c_str());
   std::vector<Table> tables;
