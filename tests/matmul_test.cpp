@@ -71,7 +71,9 @@ struct Shape {
 };
 const Shape kShapes[] = {{0, 0, 0}, {0, 5, 3}, {4, 0, 3}, {1, 1, 1}, {1, 7, 1}, {2, 3, 2},
                          {13, 1, 17}, {7, 13, 11}, {97, 89, 101}, {1009, 3, 5}, {3, 1021, 2}, {64, 64, 64},
-                         {129, 257, 65}};
+                         {129, 257, 65},
+                         // a vector on one side (BLAS tiers take gemv): rows, columns, both
+                         {1, 97, 13}, {101, 37, 1}, {1, 1021, 1}, {1000, 16, 1}, {1, 1000, 16}};
 
 template <class T>
 void matmul_agrees(bool ta, bool tb) {

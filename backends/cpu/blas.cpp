@@ -49,6 +49,8 @@ Blas load(const CpuInfo& cpu, const std::string& measured) {
   }
   b.sgemm = reinterpret_cast<decltype(b.sgemm)>(dlsym(h, "cblas_sgemm"));
   b.dgemm = reinterpret_cast<decltype(b.dgemm)>(dlsym(h, "cblas_dgemm"));
+  b.sgemv = reinterpret_cast<decltype(b.sgemv)>(dlsym(h, "cblas_sgemv"));  // optional: gemm serves without
+  b.dgemv = reinterpret_cast<decltype(b.dgemv)>(dlsym(h, "cblas_dgemv"));
   b.set_threads = reinterpret_cast<decltype(b.set_threads)>(dlsym(h, "openblas_set_num_threads"));
   b.get_threads = reinterpret_cast<decltype(b.get_threads)>(dlsym(h, "openblas_get_num_threads"));
   auto corename = reinterpret_cast<char* (*)()>(dlsym(h, "openblas_get_corename"));

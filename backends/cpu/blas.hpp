@@ -33,6 +33,10 @@ struct Blas {
   void (*sgemm)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int) = nullptr;
   void (*dgemm)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                 int) = nullptr;
+  // Matrix-vector products: OpenBLAS's gemm packs its operands first, which
+  // costs several times the product itself when one side is a vector.
+  void (*sgemv)(int, int, int, int, float, const float*, int, const float*, int, float, float*, int) = nullptr;
+  void (*dgemv)(int, int, int, int, double, const double*, int, const double*, int, double, double*, int) = nullptr;
   void (*set_threads)(int) = nullptr;
   int (*get_threads)() = nullptr;
 };

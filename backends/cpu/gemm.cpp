@@ -28,6 +28,25 @@ bool gemm_blas(const Blas& blas, int threads, const GemmShape& s, const T* a, co
   const int lda = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
   const int ldb = static_cast<int>(std::max<std::size_t>(s.ldb(), 1));
   const int ldc = std::max(n, 1);
+  // A vector on either side: gemv over the matrix operand. C = op(A) x when
+  // n == 1; C^T = op(B)^T a when m == 1 (then B is the matrix, transposed
+  // the other way). A vector's stride is its row stride when stored as a
+  // column.
+  if ((n == 1 || m == 1) && k > 0 && (std::is_same_v<T, float> ? blas.sgemv != nullptr : blas.dgemv != nullptr)) {
+    const bool by_a = n == 1;
+    const T* mat = by_a ? a : b;
+    const T* vec = by_a ? b : a;
+    const bool mat_t = by_a ? s.trans_a : !s.trans_b;  // trans flag for gemv over the stored matrix
+    const int rows = by_a ? (s.trans_a ? k : m) : (s.trans_b ? n : k);
+    const int cols = by_a ? (s.trans_a ? m : k) : (s.trans_b ? k : n);
+    const int ld = by_a ? lda : ldb;
+    const int inc = by_a ? (s.trans_b ? 1 : ldb) : (s.trans_a ? lda : 1);
+    if constexpr (std::is_same_v<T, float>)
+      blas.sgemv(kRowMajor, mat_t ? kTrans : kNoTrans, rows, cols, 1.0f, mat, ld, vec, inc, 0.0f, c, 1);
+    else
+      blas.dgemv(kRowMajor, mat_t ? kTrans : kNoTrans, rows, cols, 1.0, mat, ld, vec, inc, 0.0, c, 1);
+    return true;
+  }
   if constexpr (std::is_same_v<T, float>)
     blas.sgemm(kRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
   else

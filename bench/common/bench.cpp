@@ -66,14 +66,37 @@ void Table::append_json(std::ostringstream& os) const {
   os << "]}";
 }
 
-void write_json(const std::string& path, const std::string& name, const std::vector<Table>& tables) {
+void Series::append_json(std::ostringstream& os) const {
+  static const char* roles[] = {"peer", "forced", "auto"};
+  os << "{\"name\":" << quote(name_) << ",\"x\":" << quote(x_) << ",\"points\":[";
+  for (std::size_t i = 0; i < points_.size(); ++i) {
+    const Point& p = points_[i];
+    os << (i ? "," : "") << "{\"x\":" << p.x << ",\"contender\":" << quote(p.contender)
+       << ",\"role\":\"" << roles[static_cast<int>(p.role)] << "\",\"median_ns\":" << p.s.median
+       << ",\"min_ns\":" << p.s.min << ",\"max_ns\":" << p.s.max << ",\"note\":" << quote(p.note) << "}";
+  }
+  os << "]}";
+}
+
+void write_json(const std::string& path, const std::string& name, const std::vector<Table>& tables,
+                const std::vector<Series>& series, const std::vector<Target>& targets) {
   if (path.empty()) return;
   std::ostringstream os;
+  os << std::setprecision(9);
   os << "{\"bench\":" << quote(name) << ",\"machine\":" << quote(machine_line()) << ",\"tables\":[";
   for (std::size_t i = 0; i < tables.size(); ++i) {
     if (i) os << ",";
     tables[i].append_json(os);
   }
+  os << "],\"series\":[";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    if (i) os << ",";
+    series[i].append_json(os);
+  }
+  os << "],\"targets\":[";
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    os << (i ? "," : "") << "{\"what\":" << quote(targets[i].what) << ",\"measured\":" << quote(targets[i].measured)
+       << ",\"target\":" << quote(targets[i].target) << ",\"met\":" << (targets[i].met ? "true" : "false") << "}";
   os << "]}\n";
   std::ofstream(path) << os.str();
 }

@@ -108,9 +108,42 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// Writes every table of a run (with the machine line) to `path`.
-void write_json(const std::string& path, const std::string& bench_name,
-                const std::vector<Table>& tables);
+// The raw timings of one case for scripts/bench.sh's report: per size x,
+// each contender's Stats, and what the contender is. The report derives
+// ratios to the best peer (Auto / fastest Peer) and regret (Auto / fastest
+// Forced veda tier) from these, and plots time against x.
+class Series {
+ public:
+  enum class Role { Peer, Forced, Auto };
+  Series(std::string name, std::string x_label) : name_(std::move(name)), x_(std::move(x_label)) {}
+  // `note`: what to show next to the figure (veda's chosen tier, say).
+  void add(double x, const std::string& contender, Role role, const Stats& s, const std::string& note = "") {
+    points_.push_back({x, contender, role, s, note});
+  }
+  void append_json(std::ostringstream& os) const;
+
+ private:
+  struct Point {
+    double x;
+    std::string contender;
+    Role role;
+    Stats s;
+    std::string note;
+  };
+  std::string name_, x_;
+  std::vector<Point> points_;
+};
+
+// A figure checked against one of the project's performance targets; the
+// report lists them all. `met` is judged by the bench that measured it.
+struct Target {
+  std::string what, measured, target;
+  bool met;
+};
+
+// Writes a run (machine line, tables, series, targets) to `path` as JSON.
+void write_json(const std::string& path, const std::string& bench_name, const std::vector<Table>& tables,
+                const std::vector<Series>& series = {}, const std::vector<Target>& targets = {});
 
 std::string fmt(double v, int precision = 2);
 std::string fmt_bytes(std::size_t b);

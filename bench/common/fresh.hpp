@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench.hpp"
+
 namespace bench {
 
 struct Fresh {
@@ -17,8 +19,8 @@ struct Fresh {
   std::function<void()> run;
 };
 
-// Median nanoseconds per contender, after one untimed round.
-inline std::vector<double> time_fresh(const std::vector<Fresh>& cs, int samples) {
+// Nanoseconds per call of each contender, after one untimed round.
+inline std::vector<Stats> time_fresh(const std::vector<Fresh>& cs, int samples) {
   std::vector<std::vector<double>> t(cs.size());
   for (int s = 0; s <= samples; ++s)
     for (std::size_t c = 0; c < cs.size(); ++c) {
@@ -28,12 +30,12 @@ inline std::vector<double> time_fresh(const std::vector<Fresh>& cs, int samples)
       const auto t1 = std::chrono::steady_clock::now();
       if (s > 0) t[c].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     }
-  std::vector<double> med;
+  std::vector<Stats> out;
   for (auto& v : t) {
     std::sort(v.begin(), v.end());
-    med.push_back(v[v.size() / 2]);
+    out.push_back({v[v.size() / 2], v.front(), v.back()});
   }
-  return med;
+  return out;
 }
 
 }  // namespace bench

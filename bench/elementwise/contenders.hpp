@@ -24,12 +24,13 @@ Runner tbb_auto(Work w, Workload& d);
 Runner omp(Work w, Workload& d);
 Runner stdpar(Work w, Workload& d);
 
-// StarPU: one task per worker over partitioned vectors, as its docs show.
-// start() once per process; a runner registers and partitions d when made.
+// StarPU: one task per block of partitioned vectors, as its docs show;
+// `parts` 0 means one block per CPU worker. start() once per process; a
+// runner registers and partitions d when made.
 namespace starpu {
 bool start(std::string& why_not);
 void stop();
-Runner make(Work w, Workload& d);
+Runner make(Work w, Workload& d, unsigned parts = 0);
 }  // namespace starpu
 
 }  // namespace bench::elementwise

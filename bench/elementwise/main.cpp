@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -53,7 +54,7 @@ void measure_starpu(Work w, const Options& opt, std::vector<Size>& sizes) {
   starpu::stop();
 }
 
-Table run(Work w, const Options& opt, bool with_starpu, Table& summary) {
+void run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vector<Series>& series) {
   std::vector<std::string> peers = {"serial", "tbb-static", "tbb-auto", "OpenMP", "std::par"};
   std::vector<Size> sizes;
   for (int e = 0; e <= (opt.quick ? 22 : 26); e += 2) {
@@ -67,7 +68,6 @@ Table run(Work w, const Options& opt, bool with_starpu, Table& summary) {
     rs.back()();
     const Stats v = s.back();
     s.pop_back();
-    if (std::getenv("BENCH_DEBUG")) std::fprintf(stderr, "%s\n", veda::last_decision().to_string().c_str());
     sizes.push_back({e, s, v, veda::last_decision().tier});
   }
   if (with_starpu) {
@@ -78,8 +78,12 @@ Table run(Work w, const Options& opt, bool with_starpu, Table& summary) {
   for (const auto& p : peers) cols.push_back(p + " us");
   cols.insert(cols.end(), {"veda us (min-max)", "veda tier", "best peer", "veda / best peer"});
   Table t(std::string(name_of(w)) + ": median us per call", cols);
+  Series ser(name_of(w), "n");
   std::vector<double> ratios;
   for (const auto& sz : sizes) {
+    const double n = std::ldexp(1.0, sz.e);
+    for (std::size_t i = 0; i < sz.peers.size(); ++i) ser.add(n, peers[i], Series::Role::Peer, sz.peers[i]);
+    ser.add(n, "veda", Series::Role::Auto, sz.veda, sz.tier);
     std::size_t best = 0;
     for (std::size_t i = 1; i < sz.peers.size(); ++i)
       if (sz.peers[i].median < sz.peers[best].median) best = i;
@@ -94,7 +98,7 @@ Table run(Work w, const Options& opt, bool with_starpu, Table& summary) {
   }
   t.print();
   summary.add({name_of(w), fmt(median_of(ratios), 3), fmt(*std::max_element(ratios.begin(), ratios.end()), 3)});
-  return t;
+  series.push_back(ser);
 }
 }  // namespace
 
@@ -116,11 +120,10 @@ int main(int argc, char** argv) {
               std::getenv("OMP_WAIT_POLICY"),
               with_starpu ? "CPU workers, measured in a phase of its own" : ("unavailable: " + why).c_str());
   Table summary("veda / best peer, over sizes", {"workload", "median", "worst"});
-  std::vector<Table> tables;
-  for (Work w : {Work::Saxpy, Work::ExpSin, Work::Sum}) tables.push_back(run(w, opt, with_starpu, summary));
+  std::vector<Series> series;
+  for (Work w : {Work::Saxpy, Work::ExpSin, Work::Sum}) run(w, opt, with_starpu, summary, series);
   summary.print();
-  tables.push_back(summary);
-  write_json(opt.json_path, "elementwise", tables);
+  write_json(opt.json_path, "elementwise", {}, series);
   veda::shutdown();
   return 0;
 }

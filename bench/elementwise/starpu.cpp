@@ -89,9 +89,9 @@ bool start(std::string& why_not) {
 
 void stop() { starpu_shutdown(); }
 
-Runner make(Work w, Workload& d) {
-  const unsigned workers = std::max(1u, starpu_cpu_worker_get_count());
-  auto reg = std::make_shared<Registered>(d, static_cast<unsigned>(std::min<std::size_t>(workers, d.x.size())));
+Runner make(Work w, Workload& d, unsigned parts) {
+  if (parts == 0) parts = std::max(1u, starpu_cpu_worker_get_count());
+  auto reg = std::make_shared<Registered>(d, static_cast<unsigned>(std::min<std::size_t>(parts, d.x.size())));
   return [reg, w] {
     for (unsigned i = 0; i < reg->parts; ++i) {
       if (w == Work::Saxpy)

@@ -48,13 +48,15 @@ double cpu_peak_gflops() {
 }
 
 template <class T>
-Table cpu_table(const Options& opt, std::vector<double>& regrets) {
+void cpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Series>& series,
+                std::vector<double>& vs_openblas) {
   const bool dbl = sizeof(T) == 8;
   const double peak = cpu_peak_gflops() * (dbl ? 0.5 : 1.0);
   const std::vector<std::string> tiers = {"cpu-reference", "cpu-blas", "cpu-tiled", ""};
   Table t(std::string("CPU, ") + (dbl ? "double" : "float") + ": GFLOP/s (peak " + fmt(peak, 0) + ")",
           {"n", "cpu-reference", "cpu-blas", "cpu-tiled", "auto", "auto tier", "OpenBLAS direct", "Eigen",
            "cpu-blas % of peak", "direct % of peak", "cpu-blas / direct", "auto / best peer", "auto regret"});
+  Series ser(std::string("CPU, ") + (dbl ? "double" : "float"), "n");
   for (std::size_t n = 64; n <= (opt.quick ? 1024u : 4096u); n *= 2) {
     const auto a = square<T>(n, 1), b = square<T>(n, 2);
     std::vector<T> c(n * n);
@@ -76,6 +78,12 @@ Table cpu_table(const Options& opt, std::vector<double>& regrets) {
     const double blas = at(1), tiled = at(2), aut = at(3), direct = at(4), eigen = at(5);
     const double best = std::min(blas, tiled);
     regrets.push_back(aut / best);
+    if (n >= 256) vs_openblas.push_back(direct / aut);  // throughput ratio
+    const double x = static_cast<double>(n);
+    for (std::size_t i = off; i < 3; ++i) ser.add(x, tiers[i], Series::Role::Forced, s[i - off]);
+    ser.add(x, "auto", Series::Role::Auto, s[3 - off], auto_tier);
+    ser.add(x, "OpenBLAS direct", Series::Role::Peer, s[4 - off]);
+    ser.add(x, "Eigen", Series::Role::Peer, s[5 - off]);
     t.add({std::to_string(n), with_ref ? fmt(gflops(n, s[0].median), 2) : "-", fmt(gflops(n, blas), 1),
            fmt(gflops(n, tiled), 1), fmt(gflops(n, aut), 1), auto_tier, fmt(gflops(n, direct), 1),
            fmt(gflops(n, eigen), 1), fmt(100 * gflops(n, blas) / peak, 0) + "%",
@@ -83,16 +91,17 @@ Table cpu_table(const Options& opt, std::vector<double>& regrets) {
            fmt(aut / std::min(direct, eigen), 3), fmt(aut / best, 3)});
   }
   t.print();
-  return t;
+  series.push_back(ser);
 }
 
 // GPU, float: veda on resident Arrays (results left on the device) and on
 // host Arrays (transfers both ways), cuBLAS direct on resident data.
-Table gpu_table(const Options& opt, std::vector<double>& regrets) {
+void gpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Series>& series) {
   Table t("GPU, float: GFLOP/s (resident data unless noted)",
           {"n", "gpu-tiled", "gpu-cublas", "gpu-cublas-tf32", "auto", "auto tier", "cuBLAS direct",
            "cuBLAS TF32 direct", "gpu-cublas / direct", "auto regret", "auto host-to-host ms"});
   const std::vector<std::string> tiers = {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32", ""};
+  Series ser("GPU, float, resident", "n");
   for (std::size_t n = 64; n <= (opt.quick ? 2048u : 8192u); n *= 2) {
     auto a = square<float>(n, 1), b = square<float>(n, 2);
     const auto ha = a.clone(), hb = b.clone();
@@ -121,13 +130,18 @@ Table gpu_table(const Options& opt, std::vector<double>& regrets) {
     const std::string auto_tier = veda::last_decision().tier;
     const double best = std::min({s[0].median, s[1].median, s[2].median});
     regrets.push_back(s[3].median / best);
+    const double x = static_cast<double>(n);
+    for (std::size_t i = 0; i < 3; ++i) ser.add(x, tiers[i], Series::Role::Forced, s[i]);
+    ser.add(x, "auto", Series::Role::Auto, s[3], auto_tier);
+    ser.add(x, "cuBLAS direct", Series::Role::Peer, s[4]);
+    ser.add(x, "cuBLAS TF32 direct", Series::Role::Peer, s[5]);
     t.add({std::to_string(n), fmt(gflops(n, s[0].median), 0), fmt(gflops(n, s[1].median), 0),
            fmt(gflops(n, s[2].median), 0), fmt(gflops(n, s[3].median), 0), auto_tier,
            fmt(gflops(n, s[4].median), 0), fmt(gflops(n, s[5].median), 0), fmt(s[4].median / s[1].median, 3),
            fmt(s[3].median / best, 3), fmt(s[6].median / 1e6, 3)});
   }
   t.print();
-  return t;
+  series.push_back(ser);
 }
 
 // The seed documents' headline: a 2000 x 2000 float product, host data in
@@ -219,10 +233,11 @@ int main(int argc, char** argv) {
   std::printf("OpenBLAS kernels: %s (OPENBLAS_CORETYPE=%s); veda threads %d\n", matmul::openblas_core().c_str(),
               std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset",
               veda::get_runtime().cpu().threads);
-  std::vector<double> cpu_regret, gpu_regret;
-  tables.push_back(cpu_table<float>(opt, cpu_regret));
-  tables.push_back(cpu_table<double>(opt, cpu_regret));
-  if (veda::get_runtime().gpu_usable()) tables.push_back(gpu_table(opt, gpu_regret));
+  std::vector<double> cpu_regret, gpu_regret, vs_openblas;
+  std::vector<Series> series;
+  cpu_table<float>(opt, cpu_regret, series, vs_openblas);
+  cpu_table<double>(opt, cpu_regret, series, vs_openblas);
+  if (veda::get_runtime().gpu_usable()) gpu_table(opt, gpu_regret, series);
   tables.push_back(seed_table());
   std::printf("\nauto regret, median over sizes: CPU %.3f (worst %.3f)", median_of(cpu_regret),
               cpu_regret.empty() ? 0.0 : *std::max_element(cpu_regret.begin(), cpu_regret.end()));
@@ -230,7 +245,11 @@ int main(int argc, char** argv) {
     std::printf(", GPU %.3f (worst %.3f)", median_of(gpu_regret),
                 *std::max_element(gpu_regret.begin(), gpu_regret.end()));
   std::printf("\n");
-  write_json(opt.json_path, "matmul", tables);
+  const double worst = *std::min_element(vs_openblas.begin(), vs_openblas.end());
+  write_json(opt.json_path, "matmul", tables, series,
+             {{"CPU matmul throughput vs OpenBLAS direct with its best kernel set, n >= 256 (median; worst " +
+                   fmt(worst, 3) + ")",
+               fmt(median_of(vs_openblas), 3) + "x", ">= 0.97x", median_of(vs_openblas) >= 0.97}});
   veda::shutdown();
   return 0;
 }

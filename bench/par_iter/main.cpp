@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -22,8 +23,9 @@ namespace {
 using namespace bench;
 
 template <class T>
-Table run_case(const char* title, std::vector<T (*)(const T*, std::size_t)> fns, bool stream, double triad,
-               const Options& opt) {
+Table run_case(const char* name, const char* title, std::vector<T (*)(const T*, std::size_t)> fns, bool stream,
+               double triad, const Options& opt, std::vector<Series>& series, std::vector<double>& vs_tbb) {
+  Series ser(name, "n");
   Table t(title, {"n", "serial us", "oneTBB fused us", "OpenMP us", "veda us", "veda / oneTBB", "veda / serial",
                   "veda GB/s", stream ? "% of triad" : "veda tier", stream ? "veda tier" : "-"});
   for (std::size_t n = 1000; n <= 100'000'000; n *= 10) {
@@ -39,12 +41,17 @@ Table run_case(const char* title, std::vector<T (*)(const T*, std::size_t)> fns,
     const auto s = measure_interleaved(runners, opt.quick ? 7 : 15, batch);
     runners[3]();
     const std::string tier = veda::last_decision().tier;
+    const char* names[] = {"serial", "oneTBB fused", "OpenMP"};
+    for (int i = 0; i < 3; ++i) ser.add(static_cast<double>(n), names[i], Series::Role::Peer, s[i]);
+    ser.add(static_cast<double>(n), "veda", Series::Role::Auto, s[3], tier);
+    if (n >= 1'000'000) vs_tbb.push_back(s[3].median / s[1].median);
     const double gbps = static_cast<double>(n) * sizeof(T) / s[3].median;
     t.add({std::to_string(n), fmt(s[0].median / 1e3, 3), fmt(s[1].median / 1e3, 3), fmt(s[2].median / 1e3, 3),
            fmt(s[3].median / 1e3, 3), fmt(s[3].median / s[1].median, 3), fmt(s[3].median / s[0].median, 3),
            fmt(gbps, 1), stream ? fmt(100.0 * gbps / triad, 0) + "%" : tier, stream ? tier : "-"});
   }
   t.print();
+  series.push_back(ser);
   return t;
 }
 }  // namespace
@@ -64,14 +71,19 @@ int main(int argc, char** argv) {
   std::printf("STREAM triad (oneTBB, 3 x 128 MiB): %.1f GB/s; OpenMP threads %d (OMP_WAIT_POLICY=%s)\n", triad,
               omp_get_max_threads(), std::getenv("OMP_WAIT_POLICY"));
   std::vector<Table> tables;
-  tables.push_back(run_case<float>("compute: map -> filter -> map -> sum (float)",
+  std::vector<Series> series;
+  std::vector<double> vs_tbb;
+  tables.push_back(run_case<float>("compute", "compute: map -> filter -> map -> sum (float)",
                                    {par_iter::serial, par_iter::tbb_fused, par_iter::omp_fused, par_iter::veda_pipeline},
-                                   false, triad, opt));
-  tables.push_back(run_case<double>("stream: map -> sum (double, memory-bound)",
+                                   false, triad, opt, series, vs_tbb));
+  tables.push_back(run_case<double>("stream", "stream: map -> sum (double, memory-bound)",
                                     {par_iter::serial_stream, par_iter::tbb_stream, par_iter::omp_stream,
                                      par_iter::veda_stream},
-                                    true, triad, opt));
-  write_json(opt.json_path, "par_iter", tables);
+                                    true, triad, opt, series, vs_tbb));
+  const double worst = *std::max_element(vs_tbb.begin(), vs_tbb.end());
+  write_json(opt.json_path, "par_iter", tables, series,
+             {{"pipelines vs hand-fused oneTBB, from 10^6 elements (median; worst " + fmt(worst, 3) + ")",
+               fmt(median_of(vs_tbb), 3) + "x", "<= 1.05x", median_of(vs_tbb) <= 1.05}});
   veda::shutdown();
   return 0;
 }

@@ -39,13 +39,14 @@ struct Summary {
   std::vector<double> regret, first;
 };
 
-void run_case(const char* label, Factory make, const Options& opt, std::vector<Table>& tables,
+void run_case(const char* label, Factory make, const Options& opt, std::vector<Series>& series,
               std::map<std::string, Summary>& sums) {
   const auto tiers = placement::forced_tiers();
   std::vector<std::string> cols{"n", "auto us", "auto tier"};
   for (const auto& t : tiers) cols.push_back(t + " us");
   cols.insert(cols.end(), {"regret", "first-call regret"});
   Table table(std::string(label) + ": veda auto vs forced tiers (median us)", cols);
+  Series ser(label, "n");
   const int samples = opt.quick ? 5 : 9;
   for (int lg = 0; lg <= 26; lg += opt.quick ? 4 : 1) {
     if (opt.quick && lg == 24) lg = 26;
@@ -68,7 +69,11 @@ void run_case(const char* label, Factory make, const Options& opt, std::vector<T
     for (auto& r : runners) batch.push_back(calibrate_batch(r, 3e6));
     const auto stats = measure_interleaved(runners, samples, batch);
     std::vector<double> forced;
-    for (std::size_t i = 0; i + 1 < stats.size(); ++i) forced.push_back(stats[i].median);
+    for (std::size_t i = 0; i + 1 < stats.size(); ++i) {
+      forced.push_back(stats[i].median);
+      ser.add(static_cast<double>(n), tiers[i], Series::Role::Forced, stats[i]);
+    }
+    ser.add(static_cast<double>(n), "auto", Series::Role::Auto, stats.back(), tier);
     const double best = *std::min_element(forced.begin(), forced.end());
     const double auto_ns = stats.back().median;
     const double regret = auto_ns / best;
@@ -81,7 +86,7 @@ void run_case(const char* label, Factory make, const Options& opt, std::vector<T
     table.add(row);
   }
   table.print();
-  tables.push_back(table);
+  series.push_back(ser);
 }
 
 void wake_and_pinning(std::vector<Table>& tables) {
@@ -114,18 +119,19 @@ int main(int argc, char** argv) {
   veda::init();
   std::printf("profile: %s\n", veda::get_runtime().describe().c_str());
   std::vector<Table> tables;
+  std::vector<Series> series;
   std::map<std::string, Summary> sums;
-  run_case("saxpy", placement::saxpy, opt, tables, sums);
-  run_case("expsin", placement::expsin, opt, tables, sums);
-  run_case("sum", placement::sum, opt, tables, sums);
+  run_case("saxpy", placement::saxpy, opt, series, sums);
+  run_case("expsin", placement::expsin, opt, series, sums);
+  run_case("sum", placement::sum, opt, series, sums);
   Table summary("regret summary (auto / best forced)", {"workload", "median regret", "worst regret", "median first-call regret"});
   for (auto& [name, s] : sums)
     summary.add({name, fmt(median_of(s.regret), 3), fmt(*std::max_element(s.regret.begin(), s.regret.end()), 3),
                  fmt(median_of(s.first), 2)});
   summary.print();
-  tables.push_back(summary);
+  tables.push_back(summary);  // the first-call regret is only here
   wake_and_pinning(tables);
-  write_json(opt.json_path, "placement", tables);
+  write_json(opt.json_path, "placement", tables, series);
   veda::shutdown();
   return 0;
 }

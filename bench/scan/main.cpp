@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   for (const auto& t : tiers) cols.push_back("veda " + t + " us");
   cols.insert(cols.end(), {"veda auto us", "auto tier", "auto GB/s", "auto / std", "auto / oneTBB", "regret"});
   Table t("inclusive scan, float", cols);
+  Series ser("inclusive scan, float", "n");
   std::vector<double> regrets;
   for (std::size_t n = 1000; n <= (opt.quick ? 1'000'000u : 100'000'000u); n *= 10) {
     std::vector<float> in(n), out(n);
@@ -42,6 +43,11 @@ int main(int argc, char** argv) {
     for (auto& r : run) batch.push_back(calibrate_batch(r, 3e6));
     const auto s = measure_interleaved(run, opt.quick ? 7 : 15, batch);
     run.back()();
+    const double x = static_cast<double>(n);
+    ser.add(x, "std::inclusive_scan", Series::Role::Peer, s[0]);
+    ser.add(x, "tbb::parallel_scan", Series::Role::Peer, s[1]);
+    for (std::size_t i = 0; i < tiers.size(); ++i) ser.add(x, "veda " + tiers[i], Series::Role::Forced, s[2 + i]);
+    ser.add(x, "veda auto", Series::Role::Auto, s.back(), veda::last_decision().tier);
     std::vector<std::string> row = {std::to_string(n)};
     for (const auto& x : s) row.push_back(fmt(x.median / 1e3, 3));
     const double aut = s.back().median;
@@ -55,7 +61,7 @@ int main(int argc, char** argv) {
   t.print();
   std::printf("\nauto regret, median over sizes: %.3f (worst %.3f)\n", median_of(regrets),
               *std::max_element(regrets.begin(), regrets.end()));
-  write_json(opt.json_path, "scan", {t});
+  write_json(opt.json_path, "scan", {}, {ser});
   veda::shutdown();
   return 0;
 }

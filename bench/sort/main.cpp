@@ -31,9 +31,18 @@ std::vector<std::string> columns(const char* std_name, const char* tbb_name) {
   return c;
 }
 
-// Adds a row from medians ordered std, TBB, veda tiers..., veda auto.
-void add_row(Table& t, std::size_t n, const std::vector<double>& m, const std::string& tier,
+// Adds a row (and the series' points) from timings ordered std, TBB, veda
+// tiers..., veda auto.
+void add_row(Table& t, Series& ser, std::size_t n, const std::vector<Stats>& st, const std::string& tier,
              std::vector<double>& regrets) {
+  std::vector<double> m;
+  for (const auto& s : st) m.push_back(s.median);
+  const auto tiers = veda_tiers();
+  const double x = static_cast<double>(n);
+  ser.add(x, "std::sort", Series::Role::Peer, st[0]);
+  ser.add(x, "tbb::parallel_sort", Series::Role::Peer, st[1]);
+  for (std::size_t i = 0; i < tiers.size(); ++i) ser.add(x, "veda " + tiers[i], Series::Role::Forced, st[2 + i]);
+  ser.add(x, "veda auto", Series::Role::Auto, st.back(), tier);
   std::vector<std::string> row = {std::to_string(n)};
   for (double x : m) row.push_back(fmt(x / 1e6, 3));
   const double aut = m.back();
@@ -51,9 +60,10 @@ int samples_for(std::size_t n) { return n >= 10'000'000 ? 3 : n >= 1'000'000 ? 7
 int warmups_for(std::size_t n) { return n >= 10'000'000 ? 4 : 24; }
 
 template <class K>
-Table keys_table(const Options& opt, std::vector<double>& regrets) {
-  Table t(std::string("keys: ") + (sizeof(K) == 4 && std::is_floating_point_v<K> ? "float" : "uint32"),
-          columns("std::sort", "tbb::parallel_sort"));
+Series keys_table(const Options& opt, std::vector<double>& regrets) {
+  const std::string name = std::string("keys: ") + (sizeof(K) == 4 && std::is_floating_point_v<K> ? "float" : "uint32");
+  Table t(name, columns("std::sort", "tbb::parallel_sort"));
+  Series ser(name, "n");
   std::mt19937_64 rng(42);
   for (std::size_t n = 1000; n <= max_n(opt); n *= 10) {
     std::vector<K> input(n), work(n);
@@ -70,14 +80,15 @@ Table keys_table(const Options& opt, std::vector<double>& regrets) {
     const auto m = time_fresh(cs, samples_for(n));
     reset();
     sort::veda_sort(work, "");
-    add_row(t, n, m, veda::last_decision().tier, regrets);
+    add_row(t, ser, n, m, veda::last_decision().tier, regrets);
   }
   t.print();
-  return t;
+  return ser;
 }
 
-Table pairs_table(const Options& opt, std::vector<double>& regrets) {
+Series pairs_table(const Options& opt, std::vector<double>& regrets) {
   Table t("uint32 keys with uint32 values", columns("std::sort pairs", "tbb::parallel_sort pairs"));
+  Series ser("uint32 keys with uint32 values", "n");
   std::mt19937_64 rng(7);
   for (std::size_t n = 1000; n <= max_n(opt); n *= 10) {
     std::vector<sort::Pair> input(n), kv(n);
@@ -102,10 +113,10 @@ Table pairs_table(const Options& opt, std::vector<double>& regrets) {
     const auto m = time_fresh(cs, samples_for(n));
     reset_split();
     sort::veda_sort_pairs(k, v, "");
-    add_row(t, n, m, veda::last_decision().tier, regrets);
+    add_row(t, ser, n, m, veda::last_decision().tier, regrets);
   }
   t.print();
-  return t;
+  return ser;
 }
 
 }  // namespace
@@ -114,14 +125,14 @@ int main(int argc, char** argv) {
   const Options opt = Options::parse(argc, argv);
   std::printf("# sort: veda::sort vs std::sort and tbb::parallel_sort\n%s\n", machine_line().c_str());
   veda::init();
-  std::vector<Table> tables;
+  std::vector<Series> series;
   std::vector<double> regrets;
-  tables.push_back(keys_table<float>(opt, regrets));
-  tables.push_back(keys_table<std::uint32_t>(opt, regrets));
-  tables.push_back(pairs_table(opt, regrets));
+  series.push_back(keys_table<float>(opt, regrets));
+  series.push_back(keys_table<std::uint32_t>(opt, regrets));
+  series.push_back(pairs_table(opt, regrets));
   std::printf("\nauto regret, median over sizes and cases: %.3f (worst %.3f)\n", median_of(regrets),
               *std::max_element(regrets.begin(), regrets.end()));
-  write_json(opt.json_path, "sort", tables);
+  write_json(opt.json_path, "sort", {}, series);
   veda::shutdown();
   return 0;
 }

@@ -121,6 +121,28 @@ Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::siz
   // chains hide the add latency (a float sum is latency-bound otherwise),
   // and lanes by position keep the result independent of the chunking.
   auto leaf = [&](std::size_t j0, std::size_t j1) {
+    if constexpr (std::is_arithmetic_v<Acc>) {
+      // Blocks: the stages run over 64 elements into a buffer (a loop the
+      // compiler can vectorise), then the buffer folds into 8 lanes by its
+      // position. The blocks start at j0, so a leaf's result depends only on
+      // its range (what deterministic mode fixes).
+      constexpr std::size_t kBlock = 64;
+      Acc lane[8] = {identity, identity, identity, identity, identity, identity, identity, identity};
+      Acc buf[kBlock];
+      for (std::size_t j = j0; j < j1; j += kBlock) {
+        std::size_t got = 0;
+        auto sink = [&](auto&& v) {
+          buf[got++] = static_cast<Acc>(v);
+          return true;
+        };
+        run(j, std::min(j + kBlock, j1), sink);
+        std::size_t i = 0;
+        for (; i + 8 <= got; i += 8)
+          for (int l = 0; l < 8; ++l) lane[l] = op(lane[l], buf[i + l]);
+        for (int l = 0; i < got; ++i, ++l) lane[l] = op(lane[l], buf[i]);
+      }
+      return op(op(op(lane[0], lane[1]), op(lane[2], lane[3])), op(op(lane[4], lane[5]), op(lane[6], lane[7])));
+    }
     Acc a0 = identity, a1 = identity, a2 = identity, a3 = identity, a4 = identity, a5 = identity,
         a6 = identity, a7 = identity;
     auto fold = [&op](Acc& a) {
