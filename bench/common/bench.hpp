@@ -74,6 +74,14 @@ inline double median_of(std::vector<double> v) {
 
 std::string machine_line();  // CPU model, threads, GPU or why none, date
 
+// Contenders run in rotation, so a runtime whose idle threads keep spinning
+// (libgomp's default, OpenBLAS's after each call) takes the cores from the
+// next contender and skews every ratio. Call first in main: sets
+// OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 (the shortest spin)
+// unless the user set them, and restarts the program once, because both
+// libraries read them when they load.
+void quiet_idle_threads(char** argv);
+
 struct Options {
   bool quick = false;
   std::string json_path;

@@ -4,7 +4,6 @@
 // StarPU, interleaved in one run. Ratio = veda / the fastest peer.
 // Targets: median ratio <= 1.05 per workload; veda never the slowest.
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -103,13 +102,7 @@ void run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vect
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenMP workers spin after each region by default and would take the
-  // cores from the contenders that run next: make them sleep (libgomp reads
-  // the variable when it loads, so set it and start again).
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  quiet_idle_threads(argv);
   const Options opt = Options::parse(argc, argv);
   std::printf("# elementwise: veda vs serial, oneTBB, OpenMP, std::execution, StarPU\n%s\n", machine_line().c_str());
   veda::init();

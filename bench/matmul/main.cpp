@@ -69,7 +69,7 @@ void cpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Ser
     for (int i = 0; i < 12; ++i) run[run.size() - 3]();  // auto learns
     std::vector<int> batch;
     for (auto& r : run) batch.push_back(n >= 1024 ? 1 : calibrate_batch(r, 2e7));
-    const int samples = n >= 2048 ? (opt.quick ? 3 : 5) : (opt.quick ? 5 : 11);
+    const int samples = n >= 2048 ? (opt.quick ? 3 : 5) : n >= 1024 && opt.quick ? 5 : 11;
     const auto s = measure_interleaved(run, samples, batch);
     matmul::veda_matmul(a, b, "");
     const std::string auto_tier = veda::last_decision().tier;
@@ -216,12 +216,7 @@ std::string coretype_table(const Options& opt, std::vector<Table>& tables) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--direct-child") return direct_child(argc > 2);
-  // Eigen's OpenMP threads would spin between its calls and slow the others
-  // down: make them sleep (libgomp reads this when it loads).
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  quiet_idle_threads(argv);
   const Options opt = Options::parse(argc, argv);
   std::printf("# matmul: veda tiers vs OpenBLAS and cuBLAS called directly\n%s\n", machine_line().c_str());
   std::vector<Table> tables;

@@ -6,7 +6,6 @@
 // than 1.1x the serial loop at small sizes; memory-bound pipelines at >= 85%
 // of the STREAM triad bandwidth measured here.
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -57,13 +56,7 @@ Table run_case(const char* name, const char* title, std::vector<T (*)(const T*, 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // OpenMP workers spin after each region by default and would steal the
-  // cores from the contenders that run next; they must sleep instead. libgomp
-  // reads the variable when it loads, so set it and start again.
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    execv("/proc/self/exe", argv);
-  }
+  quiet_idle_threads(argv);
   const Options opt = Options::parse(argc, argv);
   std::printf("# par_iter: pipelines vs hand-written loops\n%s\n", machine_line().c_str());
   veda::init();

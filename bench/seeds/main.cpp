@@ -69,6 +69,7 @@ bool run_case(const std::string& name, double size, std::vector<Contender> cs, c
 }  // namespace
 
 int main(int argc, char** argv) {
+  quiet_idle_threads(argv);
   const Options opt = Options::parse(argc, argv);
   std::printf("# seeds: the example workloads, veda vs hand-written serial, oneTBB and OpenBLAS code\n%s\n",
               machine_line().c_str());
