@@ -168,6 +168,18 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
   }
 }
 
+// Deterministic mode: one CPU GEMM whatever the thread count (cpu-blas when
+// it is there), because two GEMMs sum their products in different orders.
+void one_cpu_gemm(std::vector<Estimate>& est) {
+  const bool blas = std::any_of(est.begin(), est.end(), [](const Estimate& e) { return e.tier == Tier::CpuBlas && e.eligible; });
+  if (!blas) return;
+  for (auto& e : est)
+    if (e.tier == Tier::CpuTiled && e.eligible) {
+      e.eligible = false;
+      e.note = "deterministic mode: cpu-blas for every thread count";
+    }
+}
+
 }  // namespace
 
 std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& r) {
@@ -202,6 +214,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
         e.from_history = true;
       }
   add_coexec(est, ctx.deterministic);
+  if (ctx.deterministic) one_cpu_gemm(est);
   const Estimate* best = nullptr;
   for (const auto& e : est)
     if (e.eligible && (!best || e.total_us < best->total_us)) best = &e;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_executor.hpp"
+#include "runtime/fault_injection.hpp"
 #include "runtime/telemetry.hpp"
 
 #include "veda/detail/buffer.hpp"
@@ -18,16 +19,19 @@ StreamHandle HostDevice::stream() noexcept {
 }
 
 void HostDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, StreamHandle s, bool) {
+  fault_point(FaultKind::Copy, "host-to-device copy");
   CopyTrace trace(*this, s, SpanKind::H2D, bytes);
   if (bytes) std::memcpy(dst, src, bytes);
   ++h2d_copies;
 }
 void HostDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle s, bool) {
+  fault_point(FaultKind::Copy, "device-to-host copy");
   CopyTrace trace(*this, s, SpanKind::D2H, bytes);
   if (bytes) std::memcpy(dst, src, bytes);
   ++d2h_copies;
 }
 void HostDevice::copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) {
+  fault_point(FaultKind::Copy, "device-to-device copy");
   CopyTrace trace(*this, s, SpanKind::D2D, bytes);
   if (bytes) std::memcpy(dst, src, bytes);
   ++d2d_copies;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/fault_injection.hpp"
 #include "veda/error.hpp"
 
 namespace veda::detail {
@@ -158,6 +159,7 @@ MemoryPool::Grant MemoryPool::allocate_locked(std::size_t rounded, StreamHandle 
 }
 
 void* MemoryPool::allocate(std::size_t bytes, StreamHandle stream) {
+  fault_point(FaultKind::Alloc, "device memory pool allocation");
   std::lock_guard lock(mu_);
   const std::size_t rounded =
       bytes <= opt_.small_max ? class_size(bytes) : round_up(bytes, opt_.alignment);

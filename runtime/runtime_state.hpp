@@ -17,6 +17,9 @@
 namespace veda::detail {
 
 class Telemetry;
+class FaultInjector;
+class DecisionRecorder;
+class DecisionReplay;
 
 class RuntimeState {
  public:
@@ -39,8 +42,13 @@ class RuntimeState {
   std::unique_ptr<Telemetry> telemetry;  // null unless Config::telemetry (or a trace) is on
   // Distinguishes runtimes across init/shutdown cycles (caches key on it).
   const std::uint64_t generation;
-  // Operations that fell back to the CPU because device memory ran out.
-  std::atomic<std::uint64_t> oom_fallbacks{0};
+  // GPU calls that ran on the CPU instead: device memory ran out, or a
+  // launch or copy failed (veda::DeviceFault).
+  std::atomic<std::uint64_t> cpu_fallbacks{0};
+  // Config::faults, Config::record, Config::replay (null when not asked for).
+  std::unique_ptr<FaultInjector> faults;
+  std::unique_ptr<DecisionRecorder> recorder;
+  std::unique_ptr<DecisionReplay> replay;
 
  private:
   std::unique_ptr<DeviceApi> device_;

@@ -6,6 +6,8 @@
 #include <map>
 #include <vector>
 
+#include "runtime/decision_log.hpp"
+#include "runtime/fault_injection.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/telemetry.hpp"
@@ -201,12 +203,18 @@ int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_wid
 int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
 std::uint64_t pack(std::uint64_t gen, Tier t) { return (gen << 8) | (static_cast<std::uint64_t>(t) + 1); }
 
+// What one element of this site costs, as measured; 0 (use the profile) in
+// deterministic mode, whose decisions depend on nothing measured during the run.
+double learned_ns_per_elem(const RuntimeState& st, const TypeSlot& slot) {
+  return st.config.deterministic() ? 0.0 : slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+}
+
 std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDesc& d, Tier t) {
   const std::size_t threads = static_cast<std::size_t>(st.config.threads());
   if (t == Tier::TbbStatic) return std::max<std::size_t>(1, (d.n + threads - 1) / threads);
   if (t != Tier::TbbAuto) return std::max<std::size_t>(1, d.n);
   // Tasks of about 20 us: long enough to amortise stealing, short enough to balance.
-  const double c = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+  const double c = learned_ns_per_elem(st, slot);
   const double per = c > 0 ? c : st.profile.cpu.map_ns_per_elem;
   const auto g = static_cast<std::size_t>(20000.0 / per);
   return std::clamp<std::size_t>(g, std::max<std::size_t>(1, d.n / (1024 * threads)),
@@ -222,7 +230,7 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
   q.n = d.n;
   q.bytes_per_elem = site.hint().bytes_per_elem > 0 ? site.hint().bytes_per_elem : d.bytes_per_elem;
   q.flops_per_elem = site.hint().flops_per_elem;
-  q.cpu_ns_per_elem = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+  q.cpu_ns_per_elem = learned_ns_per_elem(st, slot);
   q.h2d_bytes = d.h2d_bytes;
   q.d2h_bytes = d.d2h_bytes;
   q.cpu_d2h_bytes = d.cpu_d2h_bytes;
@@ -342,7 +350,27 @@ void end_gpu_marks(RuntimeState& st, const Plan& p) {
 }
 }  // namespace
 
+namespace {
+Plan plan_call(Runtime& rt, Site& site, const CallDesc& d);
+}
+
 Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
+  RuntimeState& st = rt.state();
+  if (!st.replay && !st.recorder) return plan_call(rt, site, d);
+  Plan p;
+  if (st.replay) {
+    CallDesc forced = d;  // the recorded tier, as if the caller had forced it
+    forced.forced_tier = st.replay->next(site, d.n);
+    p = plan_call(rt, site, forced);
+  } else {
+    p = plan_call(rt, site, d);
+  }
+  if (st.recorder) st.recorder->add(site, d.n, p.tier);
+  return p;
+}
+
+namespace {
+Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
   const Resolved r = resolve(st, site, d);
   const std::int64_t now = now_ns();
@@ -404,6 +432,7 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   start_gpu_marks(st, p);
   return p;
 }
+}  // namespace
 
 void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
@@ -454,6 +483,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   std::copy(d.dims, d.dims + 3, l.dims.begin());
   l.measured_us = measured ? us : -1;
   l.fallback = p.fallback;
+  l.fault = p.fell_back == static_cast<std::uint8_t>(FallbackKind::DeviceFault);
   l.forced_tier = p.forced_tier;
   if (p.explanation || l.explanation) l.explanation = std::static_pointer_cast<const Explanation>(p.explanation);
   l.explored = l.explanation && l.explanation->explored;
@@ -472,19 +502,33 @@ void check_device_option(Runtime& rt, int device, const std::string& name) {
 tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
 void parallel_done(Runtime& rt) noexcept { rt.state().cpu_executor->note_parallel_end(); }
 
-Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why) {
+Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why, bool fault) {
   RuntimeState& st = rt.state();
   end_gpu_marks(st, p);
-  st.oom_fallbacks.fetch_add(1, std::memory_order_relaxed);
-  log_once(spdlog::level::warn, "oom-fallback:" + p.site->name(),
+  st.cpu_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  log_once(spdlog::level::warn, (fault ? "fault-fallback:" : "oom-fallback:") + p.site->name(),
            "'" + p.site->name() + "': " + why + "; running on the CPU (result is identical)");
   CallDesc cpu = d;
   cpu.placement = Placement::Cpu;
   cpu.strict = false;
-  Plan q = begin_call(rt, *p.site, cpu);
+  Plan q = plan_call(rt, *p.site, cpu);  // the recovery is not a decision to record or replay
   q.fallback = true;
-  q.fell_back = static_cast<std::uint8_t>(FallbackKind::OutOfMemory);
+  q.fell_back = static_cast<std::uint8_t>(fault ? FallbackKind::DeviceFault : FallbackKind::OutOfMemory);
   return q;
+}
+
+void launch_fault_point(const Plan& p) { fault_point(FaultKind::Launch, p.site->name().c_str()); }
+
+bool recoverable_device_error(const std::exception_ptr& e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const OutOfMemory&) {
+    return true;
+  } catch (const DeviceFault&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 }  // namespace veda::detail

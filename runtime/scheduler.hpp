@@ -119,6 +119,7 @@ struct CallRecord {
   std::uint8_t ndims = 0;
   double measured_us = -1;
   bool fallback = false;
+  bool fault = false;  // the fallback was a device fault, not a lack of memory
   bool explored = false;
   bool forced_tier = false;
 };

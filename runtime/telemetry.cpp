@@ -12,6 +12,7 @@ const char* fallback_text(FallbackKind k) noexcept {
     case FallbackKind::OutOfMemory: return "device out of memory";
     case FallbackKind::PlacementGpu: return "placement Gpu without a usable GPU";
     case FallbackKind::ForcedGpuTier: return "GPU tier forced without a usable GPU";
+    case FallbackKind::DeviceFault: return "device fault (launch or copy failed)";
     default: return "none";
   }
 }

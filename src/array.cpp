@@ -77,6 +77,8 @@ void array_to_device(Buffer& b) {
     b.device_done(s);
   } catch (const OutOfMemory& e) {  // a hint: the data simply stays on the host
     log_once(spdlog::level::info, "to_device-oom", std::string("Array::to_device: ") + e.what());
+  } catch (const DeviceFault& e) {  // the copy failed twice (Buffer retries once): the same
+    log_once(spdlog::level::warn, "to_device-fault", std::string("Array::to_device: ") + e.what());
   }
 }
 

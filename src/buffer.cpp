@@ -1,9 +1,24 @@
 #include "veda/detail/buffer.hpp"
 
 #include "runtime/device_api.hpp"
+#include "runtime/logging.hpp"
 #include "veda/error.hpp"
 
 namespace veda::detail {
+namespace {
+// A copy that faults (veda::DeviceFault) is retried once: transient
+// failures pass, and the buffer's state changes only after a copy succeeds.
+// A second fault reaches the caller, whose GPU call then runs on the CPU.
+template <class Copy>
+void retrying(Copy&& copy) {
+  try {
+    copy();
+  } catch (const DeviceFault& e) {
+    log().warn("{}; retrying the copy once", e.what());
+    copy();
+  }
+}
+}  // namespace
 
 Buffer::Buffer(std::unique_ptr<HostStorage> host) : host_(std::move(host)), bytes_(host_->bytes) {}
 
@@ -46,7 +61,7 @@ void Buffer::wait_inflight_locked() {
 void Buffer::pull_to_host_locked() {
   if (host_valid_) return;
   // The copy is queued behind the work that produced the device data.
-  dev_->copy_to_host(host_->data, dptr_, bytes_, last_stream_, host_->pinned);
+  retrying([&] { dev_->copy_to_host(host_->data, dptr_, bytes_, last_stream_, host_->pinned); });
   wait_inflight_locked();
   host_valid_ = true;
 }
@@ -90,7 +105,7 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   ensure_device(dev, s);
   if (!device_valid_) {
     if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
-    dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned);
+    retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
     device_valid_ = true;
   } else if (inflight_ && last_stream_ != s) {
     dev.stream_wait(s, inflight_);
@@ -103,7 +118,7 @@ void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   ensure_device(dev, s);
   if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
   if (keep_contents && !device_valid_)
-    dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned);
+    retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
   device_valid_ = true;
   host_valid_ = false;
   return dptr_;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "runtime/fault_injection.hpp"
 #include "veda/error.hpp"
 
 namespace veda {
@@ -79,6 +80,21 @@ Config::Builder& Config::Builder::pin_workers(bool enabled) {
   c_.pin_workers_ = enabled;
   return *this;
 }
+Config::Builder& Config::Builder::faults(std::string spec) {
+  c_.faults_ = std::move(spec);
+  return *this;
+}
+
+Config::Builder& Config::Builder::record(std::string path) {
+  c_.record_ = std::move(path);
+  return *this;
+}
+
+Config::Builder& Config::Builder::replay(std::string path) {
+  c_.replay_ = std::move(path);
+  return *this;
+}
+
 Config::Builder& Config::Builder::profile(std::string path) {
   c_.profile_ = std::move(path);
   return *this;
@@ -111,6 +127,7 @@ void validate(const Config& c) {
                       "unknown value");
   if (!in_enum(c.log_level(), LogLevel::Trace, LogLevel::Off))
     throw ConfigError("log_level", std::to_string(static_cast<int>(c.log_level())), "unknown value");
+  parse_fault_plan(c.faults(), "faults");
 }
 }  // namespace detail
 
@@ -164,7 +181,10 @@ std::string Config::to_string() const {
      << " deterministic=" << (seed_ ? "seed " + std::to_string(*seed_) : std::string("off"))
      << " telemetry=" << (telemetry() ? "on" : "off") << (trace_.empty() ? std::string() : " trace=" + trace_) << " log_level=" << veda::to_string(log_level_)
      << " pin_workers=" << (pin_workers_ ? "on" : "off")
-     << (profile_.empty() ? std::string() : " profile=" + profile_);
+     << (profile_.empty() ? std::string() : " profile=" + profile_)
+     << (faults_.empty() ? std::string() : " faults=" + faults_)
+     << (record_.empty() ? std::string() : " record=" + record_)
+     << (replay_.empty() ? std::string() : " replay=" + replay_);
   return os.str();
 }
 

@@ -129,7 +129,8 @@ Decision decision_of(const CallRecord& l) {
     d.reason = std::string("forced tier ") + tier_name(l.tier) + " by option";
     d.candidates.clear();
   }
-  if (l.fallback) d.reason = "device out of memory: fell back to CPU; " + d.reason;
+  if (l.fallback)
+    d.reason = (l.fault ? "device fault: ran on the CPU; " : "device out of memory: fell back to CPU; ") + d.reason;
   return d;
 }
 

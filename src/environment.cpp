@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "runtime/fault_injection.hpp"
 #include "veda/config.hpp"
 #include "veda/error.hpp"
 
@@ -133,6 +134,12 @@ Config apply_environment(const Config& base,
   }
   if (auto v = getenv("VEDA_PROFILE"); v && !v->empty()) c.profile_ = *v;  // a path: not lower-cased
   if (auto v = getenv("VEDA_TRACE"); v && !v->empty()) c.trace_ = *v;
+  if (auto v = getenv("VEDA_RECORD"); v && !v->empty()) c.record_ = *v;
+  if (auto v = getenv("VEDA_REPLAY"); v && !v->empty()) c.replay_ = *v;
+  if (auto v = get("VEDA_FAULT")) {
+    detail::parse_fault_plan(*v, "VEDA_FAULT");  // names the variable, not the field
+    c.faults_ = *v;
+  }
   if (auto v = get("VEDA_PINNED_STAGING")) {
     c.pinned_staging_ = parse_bytes("VEDA_PINNED_STAGING", *v);
     if (c.pinned_staging_ != 0 && c.pinned_staging_ < (std::size_t{64} << 10))

@@ -52,18 +52,16 @@ void run_op(Runtime& rt, Site& site, const CallDesc& d, Cpu&& cpu, Gpu&& gpu) {
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu) {
-    try {
-      bool finished = gpu(p);
-      if (!finished && p.sync_for_timing) {
-        DeviceApi* dev = rt.state().device();
-        dev->synchronize(dev->stream());
-        finished = true;
-      }
-      end_call(rt, p, d, finished);
+    if (try_gpu(rt, p, d, [&] {
+          bool finished = gpu(p);
+          if (!finished && p.sync_for_timing) {
+            DeviceApi* dev = rt.state().device();
+            dev->synchronize(dev->stream());
+            finished = true;
+          }
+          end_call(rt, p, d, finished);
+        }))
       return;
-    } catch (const OutOfMemory& e) {
-      p = fallback_to_cpu(rt, p, d, e.what());
-    }
   }
 #else
   (void)gpu;

@@ -20,6 +20,8 @@
 #include "backends/cuda/cuda_device.hpp"
 #endif
 #include "runtime/calibration.hpp"
+#include "runtime/decision_log.hpp"
+#include "runtime/fault_injection.hpp"
 #include "runtime/device_discovery.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/nvml.hpp"
@@ -105,9 +107,19 @@ RuntimeState::RuntimeState(const Config& c)
     if (device_) device_->telemetry = telemetry.get();
     cpu_executor->set_activity_listener(telemetry.get());
   }
+  // Also after calibration: its allocations, copies and decisions are not the program's.
+  if (!config.replay().empty()) replay = std::make_unique<DecisionReplay>(config.replay(), "replay");
+  if (!config.record().empty()) recorder = std::make_unique<DecisionRecorder>(config.record(), "record");
+  if (!config.faults().empty()) {
+    faults = std::make_unique<FaultInjector>(parse_fault_plan(config.faults(), "faults"));
+    set_fault_injector(faults.get());
+  }
 }
 
 RuntimeState::~RuntimeState() {
+  if (faults) set_fault_injector(nullptr);
+  if (replay && replay->remaining())
+    log().warn("veda replay ({}): {} recorded calls were not made by this run", config.replay(), replay->remaining());
   write_trace_if_asked();
   if (device_) {
     device_->telemetry = nullptr;
@@ -153,7 +165,10 @@ GpuMonitorReport Runtime::gpu_monitor() const { return detail::read_nvml(gpu().d
 
 MemoryStats Runtime::memory_stats() const {
   MemoryStats m;
-  m.cpu_fallbacks = state_->oom_fallbacks.load(std::memory_order_relaxed);
+  m.cpu_fallbacks = state_->cpu_fallbacks.load(std::memory_order_relaxed);
+  if (state_->faults)
+    for (std::size_t k = 0; k < detail::kFaultKinds; ++k)
+      m.faults_injected += state_->faults->injected(static_cast<detail::FaultKind>(k));
   detail::DeviceApi* dev = state_->device();
   if (!dev) return m;
   const auto p = dev->pool().stats();

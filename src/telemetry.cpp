@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runtime/fault_injection.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/telemetry.hpp"
 #include "veda/detail/call_scope.hpp"
@@ -56,6 +57,10 @@ Snapshot snapshot() {
       hits = p.allocations > misses ? p.allocations - misses : 0;
     }
     s = st.telemetry->snapshot(hits, misses);
+    if (st.faults)
+      for (std::size_t k = 0; k < detail::kFaultKinds; ++k)
+        if (auto n = st.faults->injected(static_cast<detail::FaultKind>(k)))
+          s.faults[detail::fault_name(static_cast<detail::FaultKind>(k))] = n;
   });
   return s;
 }
@@ -92,6 +97,7 @@ std::string Snapshot::to_json() const {
   j["bytes"] = {{"h2d", bytes_h2d}, {"d2h", bytes_d2h}};
   j["transfers"] = {{"h2d", transfers_h2d}, {"d2h", transfers_d2h}};
   j["fallbacks"] = fallbacks;
+  j["faults"] = faults;
   j["pool"] = {{"hits", pool_hits}, {"misses", pool_misses}};
   j["explorations"] = explorations;
   j["ops"] = json::array();
@@ -137,6 +143,8 @@ std::string Snapshot::to_prometheus() const {
      << "veda_transfers_total{direction=\"d2h\"} " << transfers_d2h << '\n';
   header("veda_fallbacks_total", "counter", "calls that ran on the CPU although the GPU was wanted, by reason");
   for (const auto& [k, n] : fallbacks) os << "veda_fallbacks_total{reason=\"" << prom_label(k) << "\"} " << n << '\n';
+  header("veda_faults_injected_total", "counter", "faults injected by Config::faults / VEDA_FAULT, by kind");
+  for (const auto& [k, n] : faults) os << "veda_faults_injected_total{kind=\"" << k << "\"} " << n << '\n';
   header("veda_pool_allocations_total", "counter", "device pool allocations served from its cache (hit) or the device (miss)");
   os << "veda_pool_allocations_total{result=\"hit\"} " << pool_hits << '\n'
      << "veda_pool_allocations_total{result=\"miss\"} " << pool_misses << '\n';

@@ -7,6 +7,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "backends/cuda/cuda_check.hpp"
+#include "runtime/fault_injection.hpp"
 
 namespace veda::detail::cuda {
 
@@ -106,6 +107,7 @@ StreamHandle CudaDevice::stream() noexcept {
 void CudaDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, StreamHandle sh,
                                 bool host_pinned) {
   if (bytes == 0) return;
+  fault_point(FaultKind::Copy, "host-to-device copy");
   CopyTrace trace(*this, sh, SpanKind::H2D, bytes);
   make_current();
   auto s = static_cast<cudaStream_t>(sh);
@@ -138,6 +140,7 @@ void CudaDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, S
 void CudaDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle sh,
                               bool host_pinned) {
   if (bytes == 0) return;
+  fault_point(FaultKind::Copy, "device-to-host copy");
   CopyTrace trace(*this, sh, SpanKind::D2H, bytes);
   make_current();
   auto s = static_cast<cudaStream_t>(sh);
@@ -177,6 +180,7 @@ void CudaDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, Str
 
 void CudaDevice::copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) {
   if (bytes == 0) return;
+  fault_point(FaultKind::Copy, "device-to-device copy");
   CopyTrace trace(*this, s, SpanKind::D2D, bytes);
   make_current();
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(s)),

@@ -87,6 +87,12 @@ class Config {
   bool pin_workers() const noexcept { return pin_workers_; }
   // A machine-profile file to use instead of the cache or calibration.
   const std::string& profile() const noexcept { return profile_; }
+  // Fault injection for tests ("alloc:N,launch:M,copy:K"; "" for none).
+  const std::string& faults() const noexcept { return faults_; }
+  // Where each placement decision is written ("" for nowhere), and the file
+  // of a recorded run whose decisions this run repeats ("" for none).
+  const std::string& record() const noexcept { return record_; }
+  const std::string& replay() const noexcept { return replay_; }
 
   // One line per field, for `veda info` and logs.
   std::string to_string() const;
@@ -111,6 +117,7 @@ class Config {
   LogLevel log_level_ = LogLevel::Warn;
   bool pin_workers_ = false;
   std::string profile_;
+  std::string faults_, record_, replay_;
 };
 
 class Config::Builder {
@@ -143,6 +150,16 @@ class Config::Builder {
   // the cached or measured one; it is trusted as given, even from another
   // machine (tests use synthetic profiles this way).
   Builder& profile(std::string path);
+  // Test hook: make the Nth device allocation, GPU launch or device copy
+  // fail ("alloc:N,launch:M,copy:K", any subset), to exercise the recovery
+  // paths (runtime/fault_injection.hpp). build() rejects a malformed spec.
+  Builder& faults(std::string spec);
+  // Write every placement decision to `path` (site, size, tier), and make
+  // them again from such a file: each call takes the tier recorded for the
+  // same call of the same site; a call the file does not have throws
+  // veda::ReplayMismatch. See docs/reliability.md.
+  Builder& record(std::string path);
+  Builder& replay(std::string path);
 
   // Validates every field; throws veda::ConfigError on the first bad one.
   Config build() const;

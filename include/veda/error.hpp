@@ -7,7 +7,9 @@
 //   ConfigError      a Config field or an environment variable has a bad value
 //   InvalidArgument  a call's arguments are wrong (lengths, shapes, indices)
 //   DeviceError      a GPU operation failed in a way veda could not recover from
+//   DeviceFault      (a DeviceError) a launch or copy failed and so did the recovery
 //   OutOfMemory      neither the device nor the CPU could provide the memory
+//   ReplayMismatch   a VEDA_REPLAY file does not describe the calls this program makes
 //
 // Thread-safety: plain value types.
 #pragma once
@@ -49,6 +51,22 @@ class DeviceError : public Error {
 };
 
 class OutOfMemory : public Error {
+ public:
+  using Error::Error;
+};
+
+// A device operation (a kernel launch, a copy) failed in a way the runtime
+// recovers from: it retries the copy or runs the call on the CPU instead.
+// Reaches the caller only when the recovery failed too.
+class DeviceFault : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+// The program made a call that the replay file (Config::replay, VEDA_REPLAY)
+// does not have at this point: another program, other inputs, or a file
+// from another version. Names the call's position and both descriptions.
+class ReplayMismatch : public Error {
  public:
   using Error::Error;
 };

@@ -207,13 +207,11 @@ class GpuFunction {
 #if VEDA_GPU_SITE
     if constexpr (detail::device_callable_v<F>) {
       if (detail::tier_device(p.tier) == Device::Gpu && n > 0) {
-        try {
-          const bool measured = run_gpu<R>(rt, p, host_out, out_arr, n, a...);
-          detail::end_call(rt, p, d, measured);
+        if (detail::try_gpu(rt, p, d, [&] {
+              const bool measured = run_gpu<R>(rt, p, host_out, out_arr, n, a...);
+              detail::end_call(rt, p, d, measured);
+            }))
           return;
-        } catch (const OutOfMemory& e) {
-          p = detail::fallback_to_cpu(rt, p, d, e.what());
-        }
       }
     }
 #endif

@@ -108,13 +108,11 @@ class GpuKernel {
 #if VEDA_HAS_CUDA
     if constexpr (kHasCuda) {
       if (p.tier == detail::Tier::CudaImpl) {
-        try {
-          const bool measured = run_cuda(rt, p, a...);
-          detail::end_call(rt, p, d, measured);
+        if (detail::try_gpu(rt, p, d, [&] {
+              const bool measured = run_cuda(rt, p, a...);
+              detail::end_call(rt, p, d, measured);
+            }))
           return;
-        } catch (const OutOfMemory& e) {
-          p = detail::fallback_to_cpu(rt, p, d, e.what());
-        }
       }
     }
 #endif

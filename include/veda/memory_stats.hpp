@@ -28,7 +28,8 @@ struct MemoryStats {
   std::vector<DeviceMemoryStats> devices;  // empty without a usable GPU
   std::size_t pinned_staging_in_use = 0;
   std::size_t pinned_staging_total = 0;
-  std::uint64_t cpu_fallbacks = 0;  // operations moved to the CPU by device OOM
+  std::uint64_t cpu_fallbacks = 0;    // GPU calls run on the CPU instead (device OOM or fault)
+  std::uint64_t faults_injected = 0;  // by Config::faults / VEDA_FAULT, every kind
 };
 
 }  // namespace veda

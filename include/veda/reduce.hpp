@@ -139,13 +139,12 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu && n > 0) {
-    try {
-      const Acc result = reduce_gpu<Acc>(rt, r, identity, op, builtin);
-      end_call(rt, p, d);
+    Acc result{};
+    if (try_gpu(rt, p, d, [&] {
+          result = reduce_gpu<Acc>(rt, r, identity, op, builtin);
+          end_call(rt, p, d);
+        }))
       return result;
-    } catch (const OutOfMemory& e) {
-      p = fallback_to_cpu(rt, p, d, e.what());
-    }
   }
 #endif
   if (tier_device(p.tier) == Device::Gpu) p.tier = Tier::Serial;  // n == 0

@@ -68,6 +68,7 @@ struct Snapshot {
   std::uint64_t bytes_h2d = 0, bytes_d2h = 0;
   std::uint64_t transfers_h2d = 0, transfers_d2h = 0;
   std::map<std::string, std::uint64_t> fallbacks;  // reason -> calls that fell back to the CPU
+  std::map<std::string, std::uint64_t> faults;     // "alloc"/"launch"/"copy" -> faults injected (Config::faults)
   std::uint64_t pool_hits = 0, pool_misses = 0;    // device pool allocations served from cache / upstream
   std::uint64_t explorations = 0;                  // runs of a tier to learn its time
   std::vector<OpStats> ops;                        // by name

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,7 @@
 
 #include "veda/decision.hpp"
 #include "veda/detail/tier.hpp"
+#include "veda/error.hpp"
 
 namespace veda {
 class Runtime;
@@ -98,9 +100,32 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d);
 // GPU work that was not synchronised passes measured = false.
 void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = true,
               std::int64_t elapsed_ns = -1);
-// The GPU tier could not get device memory: returns a CPU plan for the same
-// call, counted and logged once per site.
-Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why);
+// The GPU tier could not get device memory (or, with `fault`, a launch or
+// copy failed): returns a CPU plan for the same call, counted and logged
+// once per site.
+Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why, bool fault = false);
+// The fault-injection hook of a GPU tier's launch (runtime/fault_injection).
+void launch_fault_point(const Plan& p);
+// Whether a GPU tier's exception is one the CPU recovers from
+// (veda::OutOfMemory, veda::DeviceFault).
+bool recoverable_device_error(const std::exception_ptr& e) noexcept;
+
+// Runs a GPU tier's work f(); if the device runs out of memory or faults,
+// switches p to a CPU plan for the same call and returns false, and the
+// caller runs its CPU tier instead (same inputs, so the same result).
+template <class F>
+bool try_gpu(Runtime& rt, Plan& p, const CallDesc& d, F&& f) {
+  try {
+    launch_fault_point(p);
+    std::forward<F>(f)();
+    return true;
+  } catch (const OutOfMemory& e) {
+    p = fallback_to_cpu(rt, p, d, e.what());
+  } catch (const DeviceFault& e) {
+    p = fallback_to_cpu(rt, p, d, e.what(), true);
+  }
+  return false;
+}
 
 // veda's oneTBB arena (null: parallel loops run in the caller's own arena),
 // and the note that a parallel region just ended (for the wake-up model).

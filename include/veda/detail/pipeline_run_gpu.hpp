@@ -237,9 +237,8 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     }();
     helper.join();
     if (gpu_error) {
-      try {
-        std::rethrow_exception(gpu_error);
-      } catch (const OutOfMemory&) {  // the CPU takes the GPU's share too
+      if (!recoverable_device_error(gpu_error)) std::rethrow_exception(gpu_error);
+      {  // the CPU takes the GPU's share too
         auto run = cpu_run(0);
         if constexpr (Term::kind == TermKind::Collect) {
           for_ranges(rt, cpu, g, [&](std::size_t j0, std::size_t j1) {

@@ -1,0 +1,115 @@
+#include "runtime/decision_log.hpp"
+
+#include <charconv>
+#include <sstream>
+
+#include "runtime/scheduler.hpp"
+#include "veda/error.hpp"
+
+namespace veda::detail {
+namespace {
+constexpr const char* kHeader = "# veda decision record v1: op-class<TAB>n<TAB>tier<TAB>site";
+
+// Site names are user text: keep each record on one line.
+std::string escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '\\') o += "\\\\";
+    else if (c == '\n') o += "\\n";
+    else if (c == '\t') o += "\\t";
+    else o += c;
+  }
+  return o;
+}
+
+std::string unescape(const std::string& s) {
+  std::string o;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      o += s[i];
+      continue;
+    }
+    const char c = s[++i];
+    o += c == 'n' ? '\n' : c == 't' ? '\t' : c;
+  }
+  return o;
+}
+}  // namespace
+
+DecisionRecorder::DecisionRecorder(const std::string& path, const std::string& field) : out_(path), path_(path) {
+  if (!out_) throw ConfigError(field, path, "cannot create the decision record");
+  out_ << kHeader << '\n';
+  out_.flush();
+}
+
+void DecisionRecorder::add(const Site& site, std::size_t n, Tier tier) {
+  std::lock_guard lock(mu_);
+  out_ << static_cast<int>(site.op()) << '\t' << n << '\t' << tier_name(tier) << '\t' << escape(site.name()) << '\n';
+  ++count_;
+  if ((count_ & 1023) == 0) out_.flush();  // a crashed run still leaves most of its record
+}
+
+std::uint64_t DecisionRecorder::count() const {
+  std::lock_guard lock(mu_);
+  return count_;
+}
+
+DecisionReplay::DecisionReplay(const std::string& path, const std::string& field) : path_(path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(field, path, "cannot read the decision record");
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader)
+    throw ConfigError(field, path, "not a veda decision record (the first line must be '" + std::string(kHeader) + "')");
+  for (std::size_t no = 2; std::getline(in, line); ++no) {
+    auto bad = [&](const char* why) {
+      throw ConfigError(field, path, "line " + std::to_string(no) + ": " + why + ": '" + line.substr(0, 80) + "'");
+    };
+    std::size_t t[3], at = 0;
+    for (auto& p : t) {
+      p = line.find('\t', at);
+      if (p == std::string::npos) bad("expected four tab-separated fields");
+      at = p + 1;
+    }
+    int op = -1;
+    std::size_t n = 0;
+    const char* b = line.data();
+    if (std::from_chars(b, b + t[0], op).ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Gemm))
+      bad("bad op class");
+    if (std::from_chars(b + t[0] + 1, b + t[1], n).ptr != b + t[1] || t[1] == t[0] + 1) bad("bad size");
+    Tier tier;
+    try {
+      tier = parse_tier(line.substr(t[1] + 1, t[2] - t[1] - 1));
+    } catch (const InvalidArgument&) {
+      bad("unknown tier");
+    }
+    if (tier == Tier::Count) bad("empty tier");
+    sites_[{op, unescape(line.substr(t[2] + 1))}].calls.push_back({n, tier});
+  }
+}
+
+Tier DecisionReplay::next(const Site& site, std::size_t n) {
+  std::lock_guard lock(mu_);
+  const auto it = sites_.find({static_cast<int>(site.op()), site.name()});
+  const std::string where = "veda replay (" + path_ + "): site '" + site.name() + "'";
+  if (it == sites_.end()) throw ReplayMismatch(where + " is not in the record: it comes from another program");
+  Queue& q = it->second;
+  const std::size_t k = q.taken + 1;
+  if (q.taken == q.calls.size())
+    throw ReplayMismatch(where + ": this is call " + std::to_string(k) + ", the record has " +
+                         std::to_string(q.calls.size()));
+  const Entry& e = q.calls[q.taken];
+  if (e.n != n)
+    throw ReplayMismatch(where + ", call " + std::to_string(k) + ": the record has " + std::to_string(e.n) +
+                         " elements, this call " + std::to_string(n));
+  ++q.taken;
+  return e.tier;
+}
+
+std::uint64_t DecisionReplay::remaining() const {
+  std::lock_guard lock(mu_);
+  std::uint64_t r = 0;
+  for (const auto& [key, q] : sites_) r += q.calls.size() - q.taken;
+  return r;
+}
+
+}  // namespace veda::detail
