@@ -1,6 +1,7 @@
 // matmul and linear: validation, one decision, the chosen tier.
 #include "veda/matmul.hpp"
 
+#include <limits>
 #include <string>
 
 #include "backends/cpu/gemm.hpp"
@@ -123,6 +124,14 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
       throw InvalidArgument(std::string("veda::matmul: ") + what + " has " + std::to_string(x.size()) +
                             " elements, the shape needs " + std::to_string(want));
   };
+  auto area = [](std::size_t r, std::size_t c, const char* what) {
+    if (c != 0 && r > std::numeric_limits<std::size_t>::max() / sizeof(T) / c)
+      throw InvalidArgument(std::string("veda::matmul: ") + what + " of " + std::to_string(r) + "x" +
+                            std::to_string(c) + " elements overflows a byte count");
+  };
+  area(m, k, "A");
+  area(k, n, "B");
+  area(m, n, "C");
   need(a, m * k, "A");
   need(b, k * n, "B");
   need(std::span<const T>(c.data(), c.size()), m * n, "C");

@@ -67,7 +67,7 @@ class Array {
   using value_type = T;
 
   Array() = default;
-  explicit Array(std::size_t n) : Array(std::vector<T>(n)) {}
+  explicit Array(std::size_t n) : Array(std::vector<T>(checked_area(n, 1))) {}
   Array(std::size_t rows, std::size_t cols) : Array(std::vector<T>(checked_area(rows, cols))) {
     rows_ = rows;
     cols_ = cols;
