@@ -26,7 +26,7 @@ Buffer::~Buffer() {
   DeviceApi* dev = nullptr;
   {
     std::lock_guard lock(mu_);
-    dev = dev_;
+    dev = tracked_by_;
   }
   // Untrack before locking again: evict_all() holds the tracking lock while it
   // locks buffers, so the order is always tracking lock, then buffer lock.
@@ -97,10 +97,23 @@ void Buffer::ensure_device(DeviceApi& dev, StreamHandle s) {
   dev_ = &dev;
   last_stream_ = s;
   device_valid_ = false;
+}
+
+// The device's tracking lock is always taken before a buffer's own (as
+// evict_all() does), so a buffer about to be placed is tracked first;
+// tracking one that then stays on the host is harmless.
+void Buffer::track_before_placing(DeviceApi& dev) {
+  {
+    std::lock_guard lock(mu_);
+    if (tracked_by_ == &dev) return;
+  }
   dev.track(this);
+  std::lock_guard lock(mu_);
+  tracked_by_ = &dev;
 }
 
 const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
+  track_before_placing(dev);
   std::lock_guard lock(mu_);
   ensure_device(dev, s);
   if (!device_valid_) {
@@ -114,6 +127,7 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
 }
 
 void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
+  track_before_placing(dev);
   std::lock_guard lock(mu_);
   ensure_device(dev, s);
   if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
@@ -136,7 +150,7 @@ void Buffer::evict_to_host() {
   DeviceApi* dev = nullptr;
   {
     std::lock_guard lock(mu_);
-    dev = dev_;
+    dev = tracked_by_;
   }
   if (dev) dev->untrack(this);
   evict_to_host_untracked();
@@ -144,6 +158,7 @@ void Buffer::evict_to_host() {
 
 void Buffer::evict_to_host_untracked() {
   std::lock_guard lock(mu_);
+  tracked_by_ = nullptr;  // the caller has untracked it (or evict_all() drops them all)
   if (!dev_) return;
   pull_to_host_locked();
   wait_inflight_locked();

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
 
@@ -70,6 +71,13 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
 };
 
 CpuExecutor::CpuExecutor(int threads, bool pin_workers) : threads_(threads), pin_(pin_workers) {
+  if constexpr (kTsanBuild) {
+    // For the whole process: lifting the limit between runtimes would start
+    // workers, whose start-up inside libtbb TSan cannot follow either.
+    static tbb::global_control serial(tbb::global_control::max_allowed_parallelism, 1);
+    observer_ = std::make_unique<Observer>(*this);
+    return;
+  }
   if (threads != tbb::info::default_concurrency()) {
     arena_.emplace(threads);
     arena_->initialize();

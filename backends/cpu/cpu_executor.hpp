@@ -37,6 +37,19 @@ class ActivityListener {
   virtual void on_worker_active(int slot, std::int64_t begin_ns, std::int64_t end_ns) = 0;
 };
 
+// ThreadSanitizer builds (scripts/sanitize.sh tsan) run every parallel loop
+// on the thread that calls it: Debian's libtbb and libopenblas are not built
+// for TSan, so the hand-over of work to their threads is invisible to it and
+// each loop over the caller's data would be reported as a race. Placement
+// decisions are unchanged (they use Config::threads()); only the loops run
+// narrower. TSan then checks veda's own shared state under many
+// application threads; ASan/UBSan runs the loops on the workers.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kTsanBuild = true;
+#else
+inline constexpr bool kTsanBuild = false;
+#endif
+
 class CpuExecutor {
  public:
   CpuExecutor(int threads, bool pin_workers);

@@ -21,6 +21,7 @@ template <class T>
 bool gemm_blas(const Blas& blas, int threads, const GemmShape& s, const T* a, const T* b, T* c) {
   constexpr std::size_t kIntMax = 0x7fffffff;  // CBLAS takes int dimensions
   if (!blas.available || s.m > kIntMax || s.n > kIntMax || s.k > kIntMax) return false;
+  if constexpr (kTsanBuild) threads = 1;  // OpenBLAS's threads are invisible to TSan too
   if (blas.set_threads && blas.get_threads && blas.get_threads() != threads) blas.set_threads(threads);
   constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
   const int ta = s.trans_a ? kTrans : kNoTrans, tb = s.trans_b ? kTrans : kNoTrans;

@@ -71,6 +71,7 @@ class Buffer {
 
  private:
   void ensure_device(DeviceApi& dev, StreamHandle s);
+  void track_before_placing(DeviceApi& dev);
   void pull_to_host_locked();
   void wait_inflight_locked();
   void free_device_locked();
@@ -81,6 +82,7 @@ class Buffer {
   bool host_valid_ = true;
   bool device_valid_ = false;
   DeviceApi* dev_ = nullptr;
+  DeviceApi* tracked_by_ = nullptr;  // the device whose evict_all() knows this buffer
   void* dptr_ = nullptr;
   StreamHandle last_stream_ = nullptr;
   EventHandle inflight_ = nullptr;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite under sanitizers, CPU configuration (VEDA_CUDA=OFF):
+#   scripts/sanitize.sh asan   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   scripts/sanitize.sh tsan   ThreadSanitizer (build-tsan/)
+# Extra arguments after -- go to ctest. CI runs both (.ci/run). The package
+# test (an installed veda consumed by an unsanitized project) is left out:
+# it checks packaging, which the plain configurations already cover.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+kind=${1:-}
+shift || true
+[ "${1:-}" = "--" ] && shift
+case "$kind" in
+  asan) sanitize="address;undefined" ;;
+  tsan) sanitize="thread" ;;
+  *) echo "usage: $0 asan|tsan [-- ctest args]" >&2; exit 2 ;;
+esac
+dir="$VEDA_ROOT/build-$kind"
+veda_install_deps
+veda_configure "$dir" OFF -DVEDA_SANITIZE="$sanitize" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DVEDA_BUILD_BENCH=OFF -DVEDA_BUILD_EXAMPLES=OFF -DVEDA_BUILD_TOOLS=OFF
+veda_build "$dir"
+supp="$VEDA_ROOT/scripts/sanitizers"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" -E '^package_' --timeout 1800 "$@"
