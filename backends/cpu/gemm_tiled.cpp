@@ -134,7 +134,8 @@ void gemm_tiled(CpuExecutor& ex, const GemmShape& s, const T* a, const T* b, T* 
     return;
   }
   static const auto variant = pick<T>();
-  const auto [fn, vb] = variant;
+  const BlockFn<T> fn = variant.first;  // named, not bound: lambdas capture it (clang 14)
+  const std::size_t vb = variant.second;
   const std::size_t nr = 2 * vb / sizeof(T);
   const std::size_t n_pad = (s.n + nr - 1) / nr * nr;
   std::vector<T> bpack(n_pad * std::min(kKC, s.k));
