@@ -149,6 +149,14 @@ void derive(Series& s) {
   }
 }
 
+// Runs a gnuplot script, then removes it and its data file; false if gnuplot failed.
+bool draw(const fs::path& script, const fs::path& data) {
+  const bool ok = std::system(("gnuplot '" + script.string() + "' 2>/dev/null").c_str()) == 0;
+  fs::remove(script);
+  fs::remove(data);
+  return ok;
+}
+
 // Time vs size (log-log) for every contender; false if gnuplot failed.
 bool plot_time(const Series& s, const fs::path& dir) {
   if (s.at.size() < 3) return false;  // a point or two is a table, not a curve
@@ -174,10 +182,7 @@ bool plot_time(const Series& s, const fs::path& dir) {
       << (s.role.at(s.contenders[i]) == "auto" ? 3 : 1) << " title \"" << s.contenders[i] << "\"";
   g << "\n";
   g.close();
-  const bool ok = std::system(("gnuplot '" + gp.string() + "' 2>/dev/null").c_str()) == 0;
-  fs::remove(gp);
-  fs::remove(data);
-  return ok;
+  return draw(gp, data);
 }
 
 // veda auto / best peer and regret vs size, every series of one benchmark.
@@ -214,10 +219,7 @@ bool plot_ratios(const std::string& bench, const std::vector<Series*>& ss, const
       << titles[i] << "\"";
   g << "\n";
   g.close();
-  const bool ok = std::system(("gnuplot '" + gp.string() + "' 2>/dev/null").c_str()) == 0;
-  fs::remove(gp);
-  fs::remove(data);
-  return ok;
+  return draw(gp, data);
 }
 }  // namespace
 
