@@ -72,9 +72,11 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
 
 CpuExecutor::CpuExecutor(int threads, bool pin_workers) : threads_(threads), pin_(pin_workers) {
   if constexpr (kTsanBuild) {
-    // For the whole process: lifting the limit between runtimes would start
-    // workers, whose start-up inside libtbb TSan cannot follow either.
-    static tbb::global_control serial(tbb::global_control::max_allowed_parallelism, 1);
+    // For the whole process, exit included (never destroyed): lifting the
+    // limit, between runtimes or while statics are destroyed, would start
+    // workers whose start-up inside libtbb TSan cannot follow either.
+    [[maybe_unused]] static const auto* serial =
+        new tbb::global_control(tbb::global_control::max_allowed_parallelism, 1);
     observer_ = std::make_unique<Observer>(*this);
     return;
   }
