@@ -106,7 +106,21 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
     throw std::runtime_error(std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw std::runtime_error("not a JSON object");
-  if (!j.contains("format") || !j["format"].is_number_integer() || j["format"].get<int>() != kFormat)
+  // An integer field in [lo, hi]; anything else (a float, 3e95, a string) is
+  // an error, never a conversion (a float outside int's range would be UB).
+  auto integer = [&](const char* k, long long lo, long long hi, std::optional<long long> fallback) -> int {
+    if (!j.contains(k) && fallback) return static_cast<int>(*fallback);
+    if (!j.contains(k) || !j[k].is_number_integer() || (j[k].is_number_unsigned() && j[k].get<unsigned long long>() >
+                                                                                       static_cast<unsigned long long>(hi)))
+      throw std::runtime_error(std::string(k) + " must be an integer in [" + std::to_string(lo) + ", " +
+                               std::to_string(hi) + "]");
+    const long long v = j[k].get<long long>();
+    if (v < lo || v > hi)
+      throw std::runtime_error(std::string(k) + " must be an integer in [" + std::to_string(lo) + ", " +
+                               std::to_string(hi) + "]");
+    return static_cast<int>(v);
+  };
+  if (!j.contains("format") || !j["format"].is_number_integer() || j["format"].get<long long>() != kFormat)
     throw std::runtime_error("unknown profile format (expected " + std::to_string(kFormat) + ")");
   MachineProfile p;
   auto str = [&](const char* k) {
@@ -117,10 +131,8 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
   p.cpu_model = str("cpu_model");
   p.gpu_uuid = str("gpu_uuid");
   p.veda_version = str("veda_version");
-  if (!j.contains("threads") || !j["threads"].is_number_integer() || j["threads"].get<int>() < 1)
-    throw std::runtime_error("threads must be a positive integer");
-  p.threads = j["threads"].get<int>();
-  p.driver_version = j.value("driver_version", 0);
+  p.threads = integer("threads", 1, 1 << 20, std::nullopt);
+  p.driver_version = integer("driver_version", 0, 1 << 30, 0);
   p.calibration_seconds = j.value("calibration_seconds", 0.0);
   if (!j.contains("cpu") || !j["cpu"].is_object()) throw std::runtime_error("cpu section is missing");
   for_each_cpu_field(p.cpu, [&](const char* n, double& v) { v = positive(j["cpu"], "cpu", n); });
