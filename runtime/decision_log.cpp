@@ -36,7 +36,7 @@ std::string unescape(const std::string& s) {
 }
 }  // namespace
 
-DecisionRecorder::DecisionRecorder(const std::string& path, const std::string& field) : out_(path), path_(path) {
+DecisionRecorder::DecisionRecorder(const std::string& path, const std::string& field) : out_(path) {
   if (!out_) throw ConfigError(field, path, "cannot create the decision record");
   out_ << kHeader << '\n';
   out_.flush();
@@ -47,11 +47,6 @@ void DecisionRecorder::add(const Site& site, std::size_t n, Tier tier) {
   out_ << static_cast<int>(site.op()) << '\t' << n << '\t' << tier_name(tier) << '\t' << escape(site.name()) << '\n';
   ++count_;
   if ((count_ & 1023) == 0) out_.flush();  // a crashed run still leaves most of its record
-}
-
-std::uint64_t DecisionRecorder::count() const {
-  std::lock_guard lock(mu_);
-  return count_;
 }
 
 DecisionReplay::DecisionReplay(const std::string& path, const std::string& field) : path_(path) {

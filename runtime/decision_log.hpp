@@ -37,12 +37,10 @@ class DecisionRecorder {
   // Creates (truncates) the file; ConfigError naming `field` if it cannot.
   DecisionRecorder(const std::string& path, const std::string& field);
   void add(const Site& site, std::size_t n, Tier tier);
-  std::uint64_t count() const;
 
  private:
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::ofstream out_;
-  std::string path_;
   std::uint64_t count_ = 0;
 };
 

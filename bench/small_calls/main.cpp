@@ -18,12 +18,6 @@ using namespace bench;
 using namespace bench::elementwise;
 
 constexpr double kResolution = 5;  // ns: below this an overhead is noise
-
-// One sample = `calls` calls in a row; per-call figures.
-template <class F>
-Stats per_call(F&& f, int calls, int samples) {
-  return measure(f, samples, calls, 1);
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +41,7 @@ int main(int argc, char** argv) {
                                     placement::saxpy(d, "", "small-" + std::to_string(n))};
     for (int i = 0; i < 2000; ++i) rs.back()();  // veda settles
     Row row;
-    for (const auto& r : rs) row.s.push_back(per_call(r, calls, samples));
+    for (const auto& r : rs) row.s.push_back(measure(r, samples, calls, 1));  // a sample: `calls` calls in a row
     row.tier = veda::last_decision().tier;
     rows.push_back(row);
   }
@@ -58,7 +52,7 @@ int main(int argc, char** argv) {
       Workload d(sizes[i]);
       const Runner r = starpu::make(Work::Saxpy, d, 1);
       for (int k = 0; k < 100; ++k) r();
-      rows[i].s.push_back(per_call(r, calls, samples));
+      rows[i].s.push_back(measure(r, samples, calls, 1));
     }
     starpu::stop();
   }
