@@ -10,7 +10,35 @@ VEDA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VEDA_PACKAGES=(cmake ninja-build g++ ccache pkg-config libtbb-dev libspdlog-dev doctest-dev
   libopenblas-dev libcli11-dev nlohmann-json3-dev gnuplot-nox libstarpu-dev libeigen3-dev)
 
+# The runtime libraries and headers a host needs when it has no registry:
+# scripts/bundle-deps.sh downloads them, VEDA_DEPS=<bundle> unpacks them.
+VEDA_BUNDLE_PACKAGES=(libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15
+  libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 doctest-dev
+  libopenblas-dev libopenblas0 libopenblas0-pthread libopenblas-pthread-dev libgfortran5
+  libcli11-dev nlohmann-json3-dev libeigen3-dev)
+
+# Unpacks the bundle $VEDA_DEPS into a private prefix (never into /: the
+# host's own libraries stay untouched) and points CMake, the compiler and the
+# loader at it.
+veda_use_bundle() {
+  local prefix=${VEDA_DEPS_PREFIX:-/tmp/veda-deps}
+  if [ ! -f "$prefix/.unpacked" ]; then
+    mkdir -p "$prefix"
+    for f in "$VEDA_DEPS"/*.deb; do dpkg-deb -x "$f" "$prefix"; done
+    touch "$prefix/.unpacked"
+  fi
+  local lib=$prefix/usr/lib/x86_64-linux-gnu
+  export CMAKE_PREFIX_PATH=$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
+  export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export LIBRARY_PATH=$lib:$lib/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
+  export CPATH=$prefix/usr/include${CPATH:+:$CPATH}
+}
+
 veda_install_deps() {
+  if [ -n "${VEDA_DEPS:-}" ]; then
+    veda_use_bundle
+    return 0
+  fi
   local missing=()
   for p in "${VEDA_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
