@@ -1,5 +1,6 @@
 #include "runtime/device_api.hpp"
 
+#include "runtime/logging.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/telemetry.hpp"
 #include "veda/detail/buffer.hpp"
@@ -16,9 +17,19 @@ void DeviceApi::untrack(Buffer* b) {
   tracked_.erase(b);
 }
 
-void DeviceApi::evict_all() {
+void DeviceApi::evict_all() noexcept {
   std::lock_guard lock(tracked_mu_);
-  for (Buffer* b : tracked_) b->evict_to_host_untracked();
+  for (Buffer* b : tracked_) {
+    try {
+      b->evict_to_host_untracked();
+    } catch (const std::exception& e) {
+      // A broken device (a sticky fault in a user kernel) cannot give the data
+      // back: the Array keeps its last host copy, marked stale, and reads of it
+      // throw instead of returning wrong values.
+      log().error("could not move an Array's data back from the device: {}; its contents are lost", e.what());
+      b->drop_device_untracked();
+    }
+  }
   tracked_.clear();
 }
 

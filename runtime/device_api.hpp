@@ -84,8 +84,9 @@ class DeviceApi {
   void track(Buffer* b);
   void untrack(Buffer* b);
   // Copies every tracked Buffer's data to the host and frees its device
-  // memory. Called before the device (and its pool) is destroyed.
-  void evict_all();
+  // memory. Called before the device (and its pool) is destroyed; never
+  // throws (a buffer whose copy fails loses its contents; see Buffer).
+  void evict_all() noexcept;
 
  private:
   std::mutex tracked_mu_;

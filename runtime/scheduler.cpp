@@ -123,7 +123,7 @@ LastCall& last_call() noexcept {
 // ------------------------------------------------------------------ placement
 namespace {
 
-enum class Forced : std::uint8_t { None, ConfigCpu, EnvCpu, CallCpu, ScopedCpu, CallGpu, ScopedGpu, GpuFellBack };
+enum class Forced : std::uint8_t { None, ConfigCpu, EnvCpu, CallCpu, ScopedCpu, CallGpu, ScopedGpu, GpuFellBack, Deterministic };
 
 struct Resolved {
   std::uint8_t mask = kAnyDevice;
@@ -161,6 +161,12 @@ Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
   } else if (want == Placement::Cpu) {
     r.mask = kCpuOnly;
     r.forced = d.placement == Placement::Cpu ? Forced::CallCpu : Forced::ScopedCpu;
+  } else if (want == Placement::Auto && st.config.deterministic()) {
+    // Whether a GPU tier would win depends on the thread count (each count
+    // has its own profile), and CUB/cuBLAS sum in other orders than the CPU
+    // tiers: deterministic results stay on the CPU unless the GPU is asked for.
+    r.mask = kCpuOnly;
+    r.forced = Forced::Deterministic;
   } else if (want == Placement::Gpu) {
     if (gpu_possible) {
       r.mask = kGpuOnly;
@@ -189,6 +195,7 @@ std::string forced_text(Forced f, const std::string& obstacle) {
     case Forced::CallGpu: return "forced to GPU by placement option";
     case Forced::ScopedGpu: return "forced to GPU by ScopedPlacement";
     case Forced::GpuFellBack: return "placement Gpu but " + obstacle + ": fell back to CPU";
+    case Forced::Deterministic: return "deterministic mode: CPU tiers unless placement Gpu is asked for";
   }
   return {};
 }

@@ -56,6 +56,9 @@ std::unique_ptr<HostStorage> make_host_storage(std::size_t bytes) {
 
 std::unique_ptr<HostStorage> make_pinned_storage(std::size_t bytes) {
 #if VEDA_HAS_CUDA
+  // Without a running runtime (after shutdown()) nothing is pinned: opening a
+  // call would throw, and page-locking serves no device anyway.
+  if (!is_running()) return std::make_unique<MallocStorage>(bytes);
   CallScope scope;
   if (scope.runtime().gpu_usable()) {
     if (void* p = cuda::allocate_pinned(bytes ? bytes : 1))

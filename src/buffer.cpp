@@ -58,8 +58,14 @@ void Buffer::wait_inflight_locked() {
   inflight_ = nullptr;
 }
 
+void Buffer::throw_if_lost_locked() const {
+  if (lost_)
+    throw DeviceError("veda::Array's data was lost: the device failed before it could be copied back to the host");
+}
+
 void Buffer::pull_to_host_locked() {
   if (host_valid_) return;
+  throw_if_lost_locked();
   // The copy is queued behind the work that produced the device data.
   retrying([&] { dev_->copy_to_host(host_->data, dptr_, bytes_, last_stream_, host_->pinned); });
   wait_inflight_locked();
@@ -115,6 +121,7 @@ void Buffer::track_before_placing(DeviceApi& dev) {
 const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   track_before_placing(dev);
   std::lock_guard lock(mu_);
+  throw_if_lost_locked();
   ensure_device(dev, s);
   if (!device_valid_) {
     if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
@@ -129,12 +136,14 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
 void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   track_before_placing(dev);
   std::lock_guard lock(mu_);
+  if (keep_contents) throw_if_lost_locked();
   ensure_device(dev, s);
   if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
   if (keep_contents && !device_valid_)
     retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
   device_valid_ = true;
   host_valid_ = false;
+  lost_ = false;  // the whole contents are being replaced
   return dptr_;
 }
 
@@ -163,6 +172,23 @@ void Buffer::evict_to_host_untracked() {
   pull_to_host_locked();
   wait_inflight_locked();
   free_device_locked();
+}
+
+void Buffer::drop_device_untracked() noexcept {
+  std::lock_guard lock(mu_);
+  tracked_by_ = nullptr;
+  if (!dev_) return;
+  if (!host_valid_) lost_ = true;
+  if (inflight_) dev_->release(inflight_);
+  inflight_ = nullptr;
+  try {
+    dev_->pool().deallocate(dptr_, last_stream_);
+  } catch (...) {
+    // the block stays with the pool, which goes with the device
+  }
+  dptr_ = nullptr;
+  dev_ = nullptr;
+  device_valid_ = false;
 }
 
 }  // namespace veda::detail

@@ -16,6 +16,7 @@ std::string to_string(GpuUnavailable why) {
     case GpuUnavailable::DeviceOutOfRange: return "device out of range";
     case GpuUnavailable::DiscoveryFailed: return "discovery failed";
     case GpuUnavailable::DiscoveryTimedOut: return "discovery timed out";
+    case GpuUnavailable::Emulated: return "host-emulated device";
   }
   return "?";
 }

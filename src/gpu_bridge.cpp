@@ -16,7 +16,7 @@ namespace veda::detail::gpu_bridge {
 namespace {
 cuda::CudaDevice& dev(Runtime& rt) {
   auto* d = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
-  if (!d) throw DeviceError("veda: no CUDA device in this runtime");
+  if (!d) throw DeviceFault("veda: no CUDA device in this runtime");  // the call falls back to the CPU
   return *d;
 }
 }  // namespace

@@ -50,7 +50,7 @@ inline void describe_host_operands(CallDesc& d, std::size_t in_bytes, std::size_
 #if VEDA_HAS_CUDA
 inline cuda::CudaDevice& cuda_device(Runtime& rt) {
   auto* dev = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
-  if (!dev) throw DeviceError("veda: no CUDA device in this runtime");
+  if (!dev) throw DeviceFault("veda: no CUDA device in this runtime");  // the call falls back to the CPU
   return *dev;
 }
 // Device pointers for reading, for writing (contents discarded) and for

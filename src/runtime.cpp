@@ -7,6 +7,7 @@
 // counted (and waits for it). The runtime is destroyed only after the wait.
 #include "veda/runtime.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <mutex>
@@ -43,12 +44,29 @@ Phase g_phase = Phase::NeverStarted;
 std::unique_ptr<Runtime> g_runtime;
 std::atomic<std::uint64_t> g_generation{0};
 
+void shutdown_at_exit() noexcept {
+  try {
+    shutdown();
+  } catch (...) {
+    // exit() called from inside a veda call: the device is left to the process's end
+  }
+}
+
 // Caller holds g_lifecycle.
 Runtime& start_locked(const Config& requested) {
   Config cfg = apply_environment(requested);  // may throw ConfigError: nothing started
   g_runtime = std::make_unique<Runtime>(std::make_unique<RuntimeState>(cfg));
   g_phase = Phase::Running;
   g_running.store(g_runtime.get(), std::memory_order_seq_cst);
+  // A program that never calls shutdown() must not meet the device after the
+  // CUDA runtime has unloaded (g_runtime's destructor was registered before
+  // CUDA's exit handlers, so it would run after them). Handlers run in reverse
+  // order of registration: one registered once the device is up runs first.
+  static bool registered_after_device = false;
+  if (!registered_after_device && g_runtime->state().device()) {
+    registered_after_device = true;
+    std::atexit(shutdown_at_exit);
+  }
   return *g_runtime;
 }
 
@@ -138,6 +156,18 @@ void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
   }
   device_ = std::move(d);
   if (device_) device_->telemetry = telemetry.get();
+#if VEDA_HAS_CUDA
+  const bool real_gpu = dynamic_cast<cuda::CudaDevice*>(device_.get()) != nullptr;
+#else
+  const bool real_gpu = false;
+#endif
+  // GPU tiers launch CUDA kernels: with an emulated device in place they are
+  // not candidates, exactly as on a machine without a GPU.
+  if (!real_gpu && gpu.usable) {
+    gpu.usable = false;
+    gpu.why = GpuUnavailable::Emulated;
+    gpu.reason = "a host-emulated device replaced the GPU";
+  }
 }
 
 void RuntimeState::write_trace_if_asked() noexcept {

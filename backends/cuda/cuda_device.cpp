@@ -88,12 +88,17 @@ CudaDevice::CudaDevice(const GpuDeviceInfo& info, const Config& config, HostCopy
     for (auto& s : *list) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
 }
 
+// Never throws: a destructor that throws ends the process. When the CUDA
+// runtime is already unloading (a program that exits without shutdown() and
+// outlives veda's atexit handler), the streams and memory die with the
+// process, so nothing is released by hand.
 CudaDevice::~CudaDevice() {
-  evict_all();
-  make_current();
+  evict_all();  // never throws; a buffer that cannot be copied back is reported and dropped
+  if (cudaSetDevice(info_.index) != cudaSuccess) return;
   cudaDeviceSynchronize();
   for (auto s : streams_) cudaStreamDestroy(s);
   for (auto s : pipeline_) cudaStreamDestroy(s);
+  cudaGetLastError();
 }
 
 void CudaDevice::make_current() const { check(cudaSetDevice(info_.index), "cudaSetDevice"); }

@@ -53,6 +53,7 @@ enum class GpuUnavailable {
   DeviceOutOfRange,       // Config::device() names a device that does not exist
   DiscoveryFailed,        // the CUDA runtime returned another error
   DiscoveryTimedOut,      // the driver did not answer in time
+  Emulated,               // a test replaced the GPU with the host-emulated device
 };
 
 struct GpuStatus {

@@ -68,6 +68,10 @@ class Buffer {
   void evict_to_host();
   // Same, for DeviceApi::evict_all, which holds its tracking lock.
   void evict_to_host_untracked();
+  // For evict_all when the copy back failed (a broken device): forgets the
+  // device copy. If it held the only valid data, the buffer is lost: every
+  // later access throws veda::DeviceError instead of returning stale bytes.
+  void drop_device_untracked() noexcept;
 
  private:
   void ensure_device(DeviceApi& dev, StreamHandle s);
@@ -75,12 +79,14 @@ class Buffer {
   void pull_to_host_locked();
   void wait_inflight_locked();
   void free_device_locked();
+  void throw_if_lost_locked() const;
 
   mutable std::mutex mu_;
   std::unique_ptr<HostStorage> host_;
   std::size_t bytes_;
   bool host_valid_ = true;
   bool device_valid_ = false;
+  bool lost_ = false;
   DeviceApi* dev_ = nullptr;
   DeviceApi* tracked_by_ = nullptr;  // the device whose evict_all() knows this buffer
   void* dptr_ = nullptr;
