@@ -161,7 +161,7 @@ Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
   } else if (want == Placement::Cpu) {
     r.mask = kCpuOnly;
     r.forced = d.placement == Placement::Cpu ? Forced::CallCpu : Forced::ScopedCpu;
-  } else if (want == Placement::Auto && st.config.deterministic()) {
+  } else if (want == Placement::Auto && st.config.deterministic() && gpu_possible) {
     // Whether a GPU tier would win depends on the thread count (each count
     // has its own profile), and CUB/cuBLAS sum in other orders than the CPU
     // tiers: deterministic results stay on the CPU unless the GPU is asked for.

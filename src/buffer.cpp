@@ -1,5 +1,7 @@
 #include "veda/detail/buffer.hpp"
 
+#include <exception>
+
 #include "runtime/device_api.hpp"
 #include "runtime/logging.hpp"
 #include "veda/error.hpp"
@@ -32,10 +34,13 @@ Buffer::~Buffer() {
   // locks buffers, so the order is always tracking lock, then buffer lock.
   if (dev) dev->untrack(this);
   std::lock_guard lock(mu_);
-  if (dev_) {
+  if (!dev_) return;
+  try {
     wait_inflight_locked();
-    free_device_locked();
+  } catch (const std::exception& e) {  // a broken device: the memory is returned regardless
+    log().warn("veda::Array destroyed while its device work failed: {}", e.what());
   }
+  free_device_locked();
 }
 
 bool Buffer::valid_on_host() const {
@@ -52,10 +57,47 @@ int Buffer::device() const {
 }
 
 void Buffer::wait_inflight_locked() {
-  if (!inflight_) return;
-  dev_->host_wait(inflight_);
-  dev_->release(inflight_);
-  inflight_ = nullptr;
+  // Every entry is released, also when a wait throws (a broken device).
+  auto pending = std::move(inflight_);
+  inflight_.clear();
+  std::exception_ptr failed;
+  for (auto& [s, e] : pending) {
+    try {
+      if (!failed) dev_->host_wait(e);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    dev_->release(e);
+  }
+  if (failed) std::rethrow_exception(failed);
+}
+
+// Work about to be queued on `s` is ordered after all work other streams
+// queued on this buffer (readers included: a writer must not overtake them).
+void Buffer::wait_other_streams_locked(DeviceApi& dev, StreamHandle s) {
+  for (const auto& [t, e] : inflight_)
+    if (t != s) dev.stream_wait(s, e);
+}
+
+// Records that work on `s` uses the buffer, replacing s's older entry.
+void Buffer::note_work_locked(DeviceApi& dev, StreamHandle s) noexcept {
+  last_stream_ = s;
+  EventHandle e = nullptr;
+  try {
+    e = dev.record(s);
+  } catch (...) {
+    try {
+      dev.synchronize(s);  // no event: let the work finish instead
+    } catch (...) {        // a broken device: nothing is left to order
+    }
+  }
+  for (auto it = inflight_.begin(); it != inflight_.end(); ++it)
+    if (it->first == s) {
+      dev.release(it->second);
+      inflight_.erase(it);
+      break;
+    }
+  if (e) inflight_.emplace_back(s, e);
 }
 
 void Buffer::throw_if_lost_locked() const {
@@ -67,6 +109,7 @@ void Buffer::pull_to_host_locked() {
   if (host_valid_) return;
   throw_if_lost_locked();
   // The copy is queued behind the work that produced the device data.
+  wait_other_streams_locked(*dev_, last_stream_);
   retrying([&] { dev_->copy_to_host(host_->data, dptr_, bytes_, last_stream_, host_->pinned); });
   wait_inflight_locked();
   host_valid_ = true;
@@ -123,13 +166,8 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
   ensure_device(dev, s);
-  if (!device_valid_) {
-    if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
-    retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
-    device_valid_ = true;
-  } else if (inflight_ && last_stream_ != s) {
-    dev.stream_wait(s, inflight_);
-  }
+  wait_other_streams_locked(dev, s);
+  if (!device_valid_) copy_in_locked(dev, s);
   return dptr_;
 }
 
@@ -138,21 +176,31 @@ void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   std::lock_guard lock(mu_);
   if (keep_contents) throw_if_lost_locked();
   ensure_device(dev, s);
-  if (inflight_ && last_stream_ != s) dev.stream_wait(s, inflight_);
-  if (keep_contents && !device_valid_)
-    retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
+  wait_other_streams_locked(dev, s);
+  if (keep_contents && !device_valid_) copy_in_locked(dev, s);
   device_valid_ = true;
   host_valid_ = false;
   lost_ = false;  // the whole contents are being replaced
   return dptr_;
 }
 
+// The copy is recorded on `s` at once, not at device_done: a reader on
+// another stream must wait for it, and a failed call must not free the
+// memory while the copy still writes it.
+void Buffer::copy_in_locked(DeviceApi& dev, StreamHandle s) {
+  try {
+    retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
+  } catch (...) {
+    note_work_locked(dev, s);  // chunks already queued may still be landing
+    throw;
+  }
+  note_work_locked(dev, s);
+  device_valid_ = true;
+}
+
 void Buffer::device_done(StreamHandle s) {
   std::lock_guard lock(mu_);
-  if (!dev_) return;
-  if (inflight_) dev_->release(inflight_);
-  inflight_ = dev_->record(s);
-  last_stream_ = s;
+  if (dev_) note_work_locked(*dev_, s);
 }
 
 void Buffer::evict_to_host() {
@@ -179,8 +227,8 @@ void Buffer::drop_device_untracked() noexcept {
   tracked_by_ = nullptr;
   if (!dev_) return;
   if (!host_valid_) lost_ = true;
-  if (inflight_) dev_->release(inflight_);
-  inflight_ = nullptr;
+  for (auto& [s, e] : inflight_) dev_->release(e);
+  inflight_.clear();
   try {
     dev_->pool().deallocate(dptr_, last_stream_);
   } catch (...) {

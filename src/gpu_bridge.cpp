@@ -14,9 +14,12 @@
 
 namespace veda::detail::gpu_bridge {
 namespace {
+// Also makes the runtime's device current on this thread: a thread starts on
+// device 0, and launches, events and streams of another device fail there.
 cuda::CudaDevice& dev(Runtime& rt) {
   auto* d = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
   if (!d) throw DeviceFault("veda: no CUDA device in this runtime");  // the call falls back to the CPU
+  d->make_current();
   return *d;
 }
 }  // namespace
@@ -45,6 +48,7 @@ void copy_device(Runtime& rt, void* dst, const void* src, std::size_t bytes, voi
 }
 void synchronize(Runtime& rt, void* s) { dev(rt).synchronize(s); }
 void check_launch(const char* what) { cuda::check(cudaGetLastError(), what); }
+void check(int cuda_error, const char* what) { cuda::check(static_cast<cudaError_t>(cuda_error), what); }
 
 void reduce_builtin(Runtime& rt, ReduceKind kind, ScalarType type, const void* in, std::size_t n,
                     void* host_result, void* s) {

@@ -10,6 +10,7 @@
 #include "src/operands.hpp"
 #include "veda/detail/call_scope.hpp"
 #if VEDA_HAS_CUDA
+#include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/gemm.hpp"
 #endif
 
@@ -204,6 +205,7 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
         auto unfused = [&] {
           detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
           detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
+          detail::cuda::check(cudaGetLastError(), "bias/activation kernel launch");
         };
         if constexpr (std::is_same_v<T, float>) {
           if (p.tier == Tier::GpuCublasLtFused)

@@ -51,6 +51,7 @@ inline void describe_host_operands(CallDesc& d, std::size_t in_bytes, std::size_
 inline cuda::CudaDevice& cuda_device(Runtime& rt) {
   auto* dev = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
   if (!dev) throw DeviceFault("veda: no CUDA device in this runtime");  // the call falls back to the CPU
+  dev->make_current();  // a thread starts on device 0
   return *dev;
 }
 // Device pointers for reading, for writing (contents discarded) and for

@@ -8,6 +8,9 @@
 
 #include "veda/build_config.hpp"
 #include "veda/runtime.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/cuda_discovery.hpp"
+#endif
 
 TEST_CASE("probe on this machine gives a specific reason or a device") {
   const auto t0 = std::chrono::steady_clock::now();
@@ -81,3 +84,14 @@ TEST_CASE("the GPU monitor reports devices through NVML, or why it cannot") {
   CHECK(veda::get_runtime().describe().find("GPU monitor") != std::string::npos);
   veda::shutdown();
 }
+
+#if VEDA_HAS_CUDA
+TEST_CASE("the driver gate refuses only an older major version (minor-version compatibility)") {
+  using veda::detail::cuda::driver_major_too_old;
+  CHECK_FALSE(driver_major_too_old(12040, 12080));  // R550 (12.4) runs a 12.8 runtime's SASS
+  CHECK_FALSE(driver_major_too_old(13000, 13000));
+  CHECK_FALSE(driver_major_too_old(13010, 12080));
+  CHECK(driver_major_too_old(12080, 13000));        // a CUDA 12 driver cannot run CUDA 13
+  CHECK(driver_major_too_old(0, 13000));
+}
+#endif

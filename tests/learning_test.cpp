@@ -166,6 +166,32 @@ TEST_CASE("reasons name why the GPU was not used") {
   veda::shutdown();
 }
 
+TEST_CASE("deterministic mode keeps Auto calls on the CPU even where the GPU would win") {
+  // The same call on data already on the device, decided with and without
+  // deterministic mode on a (pretended) H100: the GPU wins only without it.
+  for (const bool det : {false, true}) {
+    auto b = veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json");
+    if (det) b.deterministic(1);
+    veda::init(b.build());
+    veda::Runtime& rt = veda::get_runtime();
+    auto& gpu = rt.state().gpu;
+    const veda::GpuStatus saved = gpu;
+    gpu.usable = true;
+    Site& site = *site_for(&kTag, det ? "det-on" : "det-off", OpClass::Map, kCpuTiers | tier_bit(Tier::Cuda), {});
+    CallDesc d = desc(std::size_t{1} << 24);
+    d.gpu_capable = d.nvcc_site = true;
+    d.any_on_device = d.all_on_device = true;
+    Plan p = begin_call(rt, site, d);
+    end_call(rt, p, d, true, 1000);
+    const auto dec = veda::last_decision();
+    CAPTURE(dec.reason);
+    CHECK(dec.device == (det ? veda::Device::Cpu : veda::Device::Gpu));
+    CHECK((dec.reason.find("deterministic mode") != std::string::npos) == det);
+    gpu = saved;
+    veda::shutdown();
+  }
+}
+
 TEST_CASE("few expensive elements: the measured per-element cost moves them to the workers") {
   // 64 elements of 100 us each look like 64 floats to the analytic model;
   // the first serial run's time must teach it otherwise.

@@ -6,6 +6,7 @@
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstring>
@@ -117,15 +118,20 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
     return;
   }
+  // Isolated: the copy runs while its caller holds staging slots and an
+  // Array's lock, so a thread waiting in it must not steal a user task that
+  // calls veda again and waits for those (a deadlock).
   execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, (bytes + kPiece - 1) / kPiece),
-        [&](const tbb::blocked_range<std::size_t>& r) {
-          const std::size_t first = r.begin() * kPiece;
-          const std::size_t last = std::min(bytes, r.end() * kPiece);
-          std::memcpy(static_cast<char*>(dst) + first, static_cast<const char*>(src) + first, last - first);
-        },
-        tbb::static_partitioner());
+    tbb::this_task_arena::isolate([&] {
+      tbb::parallel_for(
+          tbb::blocked_range<std::size_t>(0, (bytes + kPiece - 1) / kPiece),
+          [&](const tbb::blocked_range<std::size_t>& r) {
+            const std::size_t first = r.begin() * kPiece;
+            const std::size_t last = std::min(bytes, r.end() * kPiece);
+            std::memcpy(static_cast<char*>(dst) + first, static_cast<const char*>(src) + first, last - first);
+          },
+          tbb::static_partitioner());
+    });
   });
 }
 

@@ -40,6 +40,7 @@ EventHandle CudaUpstream::record(StreamHandle stream) noexcept {
       spare_.pop_back();
     }
   }
+  cudaSetDevice(device_);  // events belong to the current device; any thread frees blocks
   if (!e && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) e = nullptr;
   if (e && cudaEventRecord(e, static_cast<cudaStream_t>(stream)) == cudaSuccess) return e;
   // No event: make the block safe for any stream by waiting now.

@@ -44,7 +44,7 @@ GpuStatus probe(int wanted) {
     s.reason = "no NVIDIA driver (libcuda.so.1 not found)";
     return s;
   }
-  if (s.driver_version < s.runtime_version) {
+  if (driver_major_too_old(s.driver_version, s.runtime_version)) {
     s.why = GpuUnavailable::DriverTooOld;
     s.reason = "NVIDIA driver supports CUDA " + version_text(s.driver_version) +
                ", older than the CUDA runtime " + version_text(s.runtime_version) +

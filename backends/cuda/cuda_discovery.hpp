@@ -10,4 +10,13 @@ namespace veda::detail::cuda {
 // device exists.
 GpuStatus probe(int wanted);
 
+// The version gate, before any device call: only a driver of an older major
+// version than the runtime is refused. Within a major version CUDA's minor
+// version compatibility runs the SASS veda ships (a 12.8 runtime on a 12.4
+// driver); whatever the driver still lacks, cudaGetDeviceCount reports as
+// cudaErrorInsufficientDriver. Versions as CUDA writes them (12040 = 12.4).
+constexpr bool driver_major_too_old(int driver_version, int runtime_version) {
+  return driver_version / 1000 < runtime_version / 1000;
+}
+
 }  // namespace veda::detail::cuda

@@ -3,8 +3,13 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/cuda/cuda_check.hpp"
@@ -67,6 +72,119 @@ struct Lease {
   }
   ~Lease() { pool.release(h); }
 };
+
+// linear_fused's cuBLASLt setup for one shape: descriptors, layouts and the
+// algorithm the heuristic chose (the heuristic alone costs tens to hundreds
+// of µs of host time). Host objects only, so destroying them is always safe.
+struct LtPlan {
+  std::mutex mu;  // held while a call sets the bias pointer and enqueues
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace = 0;  // what the algorithm needs, at most kLtWorkspace
+  LtPlan() = default;
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  ~LtPlan() {
+    if (lc) cublasLtMatrixLayoutDestroy(lc);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// 32 MiB: what NVIDIA recommends on Hopper; less rules out algorithms.
+constexpr std::size_t kLtWorkspace = std::size_t{32} << 20;
+constexpr std::uint32_t kMaxAlign = 256;  // cuBLASLt's default assumption
+
+// The largest power of two (up to 256) dividing the address: an algorithm
+// chosen for aligned operands may not run on less aligned ones.
+std::uint32_t alignment(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return a == 0 ? kMaxAlign : static_cast<std::uint32_t>(std::min<std::uintptr_t>(a & (~a + 1), kMaxAlign));
+}
+
+// device, m, n, k, epilogue, TF32, operand alignment
+using LtKey = std::tuple<int, std::size_t, std::size_t, std::size_t, int, bool, std::uint32_t>;
+
+class LtCache {
+ public:
+  std::shared_ptr<LtPlan> find(const LtKey& key) {
+    std::lock_guard lock(mu_);
+    const auto it = plans_.find(key);
+    return it == plans_.end() ? nullptr : it->second;
+  }
+  // Keeps the first plan made for `key` if two threads raced to make one.
+  std::shared_ptr<LtPlan> insert(const LtKey& key, std::shared_ptr<LtPlan> plan) {
+    std::lock_guard lock(mu_);
+    if (plans_.size() >= kMaxPlans) plans_.clear();  // plans in use live on in their callers
+    return plans_.try_emplace(key, std::move(plan)).first->second;
+  }
+
+ private:
+  static constexpr std::size_t kMaxPlans = 256;
+  std::mutex mu_;
+  std::map<LtKey, std::shared_ptr<LtPlan>> plans_;
+};
+
+LtCache& lt_cache() {
+  static auto* c = new LtCache;  // kept for the process, like the handle pools
+  return *c;
+}
+
+std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, std::size_t m, std::size_t n, std::size_t k,
+                                  cublasLtEpilogue_t epi, bool tf32, const float* bias, std::uint32_t align) {
+  auto p = std::make_shared<LtPlan>();
+  // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
+  check_blas(cublasLtMatmulDescCreate(&p->op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+             "cublasLtMatmulDescCreate");
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "EPILOGUE");
+  if (bias)
+    check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "BIAS_POINTER");
+  const auto M = static_cast<std::uint64_t>(n), N = static_cast<std::uint64_t>(m), K = static_cast<std::uint64_t>(k);
+  check_blas(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, K, M, static_cast<std::int64_t>(K)), "layout A");
+  check_blas(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, K, N, static_cast<std::int64_t>(K)), "layout B");
+  check_blas(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, M, N, static_cast<std::int64_t>(M)), "layout C");
+  cublasLtMatmulPreference_t pref = nullptr;
+  check_blas(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  const std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)> pref_guard(
+      pref, cublasLtMatmulPreferenceDestroy);
+  check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kLtWorkspace,
+                                                  sizeof kLtWorkspace),
+             "workspace preference");
+  for (const auto a : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, a, &align, sizeof align), "alignment preference");
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  check_blas(cublasLtMatmulAlgoGetHeuristic(h, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &heur, &found), "heuristic");
+  if (found == 0) throw DeviceError("cuBLASLt found no algorithm for this linear layer");
+  p->algo = heur.algo;
+  p->workspace = heur.workspaceSize;
+  return p;
+}
+
+// A call's cuBLASLt workspace, from the pool and returned to it stream
+// ordered, so two streams never share one.
+struct Workspace {
+  MemoryPool& pool;
+  cudaStream_t stream;
+  void* p;
+  Workspace(MemoryPool& pl, cudaStream_t s, std::size_t bytes)
+      : pool(pl), stream(s), p(bytes ? pl.allocate(bytes, s) : nullptr) {}
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  ~Workspace() {
+    if (!p) return;
+    try {
+      pool.deallocate(p, stream);
+    } catch (...) {  // only a foreign pointer throws; p came from this pool
+    }
+  }
+};
 }  // namespace
 
 template <class T>
@@ -107,53 +225,27 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
   dev.make_current();
   if (m == 0 || n == 0) return;
   Lease<cublasLtHandle_t, std::remove_reference_t<decltype(lt_pool())>> lease(lt_pool());
-  // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  void* workspace = nullptr;
-  constexpr std::size_t kWorkspace = std::size_t{8} << 20;
-  auto cleanup = [&] {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
-    if (lc) cublasLtMatrixLayoutDestroy(lc);
-    if (lb) cublasLtMatrixLayoutDestroy(lb);
-    if (la) cublasLtMatrixLayoutDestroy(la);
-    if (op) cublasLtMatmulDescDestroy(op);
-    if (workspace) dev.pool().deallocate(workspace, stream);
-  };
-  try {
-    check_blas(cublasLtMatmulDescCreate(&op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
-               "cublasLtMatmulDescCreate");
-    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-    check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    const cublasLtEpilogue_t epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
-                                   : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
-                                                             : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
-    check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "EPILOGUE");
-    if (bias)
-      check_blas(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "BIAS_POINTER");
-    const auto M = static_cast<std::uint64_t>(n), N = static_cast<std::uint64_t>(m), K = static_cast<std::uint64_t>(k);
-    check_blas(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, K, M, static_cast<std::int64_t>(K)), "layout A");
-    check_blas(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, K, N, static_cast<std::int64_t>(K)), "layout B");
-    check_blas(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, M, N, static_cast<std::int64_t>(M)), "layout C");
-    check_blas(cublasLtMatmulPreferenceCreate(&pref), "preference");
-    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kWorkspace,
-                                                    sizeof kWorkspace),
-               "workspace preference");
-    cublasLtMatmulHeuristicResult_t heur{};
-    int found = 0;
-    check_blas(cublasLtMatmulAlgoGetHeuristic(lease.h, op, la, lb, lc, lc, pref, 1, &heur, &found), "heuristic");
-    if (found == 0) throw DeviceError("cuBLASLt found no algorithm for this linear layer");
-    workspace = dev.pool().allocate(kWorkspace, stream);
-    const float one = 1, zero = 0;
-    check_blas(cublasLtMatmul(lease.h, op, &one, w, la, x, lb, &zero, y, lc, y, lc, &heur.algo, workspace, kWorkspace, stream),
-               "cublasLtMatmul");
-  } catch (...) {
-    cleanup();
-    throw;
+  const cublasLtEpilogue_t epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+                                 : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
+                                                           : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+  const std::uint32_t align = std::min({alignment(x), alignment(w), alignment(y), bias ? alignment(bias) : kMaxAlign});
+  const LtKey key{dev.index(), m, n, k, static_cast<int>(epi), tf32, align};
+  auto plan = lt_cache().find(key);
+  if (!plan) plan = lt_cache().insert(key, make_plan(lease.h, m, n, k, epi, tf32, bias, align));
+  const Workspace ws(dev.pool(), stream, plan->workspace);
+  const float one = 1, zero = 0;
+  // The bias pointer lives in the shared descriptor: set it and enqueue under
+  // the plan's lock (cublasLtMatmul reads the descriptor only while
+  // enqueuing). A plan without bias is never written, so needs no lock.
+  std::unique_lock lock(plan->mu, std::defer_lock);
+  if (bias) {
+    lock.lock();
+    check_blas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+               "BIAS_POINTER");
   }
-  cleanup();
+  check_blas(cublasLtMatmul(lease.h, plan->op, &one, w, plan->la, x, plan->lb, &zero, y, plan->lc, y, plan->lc,
+                            &plan->algo, ws.p, plan->workspace, stream),
+             "cublasLtMatmul");
 }
 
 template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);

@@ -79,12 +79,15 @@ __global__ void gather(const W* in, W* out, const std::uint64_t* pos, std::size_
     out[i] = in[pos[i]];
 }
 
+// `scratch` holds n elements of W; the caller allocates it before the first
+// in-place write, so that no allocation can fail between the keys' gather
+// and the values' (a CPU fallback would then see sorted keys, unsorted values).
 template <class W>
-void gather_in_place(CudaDevice& dev, W* data, const std::uint64_t* pos, std::size_t n, cudaStream_t s) {
-  Temp tmp(dev, n * sizeof(W), s);
-  gather<<<blocks_for(n), 256, 0, s>>>(data, tmp.as<W>(), pos, n);
+void gather_in_place(W* data, void* scratch, const std::uint64_t* pos, std::size_t n, cudaStream_t s) {
+  auto* tmp = static_cast<W*>(scratch);
+  gather<<<blocks_for(n), 256, 0, s>>>(data, tmp, pos, n);
   check(cudaGetLastError(), "gather kernel");
-  check(cudaMemcpyAsync(data, tmp.as<W>(), n * sizeof(W), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+  check(cudaMemcpyAsync(data, tmp, n * sizeof(W), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
 }
 
 template <class F>
@@ -93,14 +96,15 @@ void sort_floats(CudaDevice& dev, F* keys, void* values, std::size_t value_bytes
   using U = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
   Temp img(dev, n * sizeof(U), s), img_sorted(dev, n * sizeof(U), s);
   Temp pos(dev, n * sizeof(std::uint64_t), s), pos_sorted(dev, n * sizeof(std::uint64_t), s);
+  Temp scratch(dev, n * std::max(sizeof(F), value_bytes), s);
   make_images<<<blocks_for(n), 256, 0, s>>>(keys, img.as<U>(), pos.as<std::uint64_t>(), n, descending);
   check(cudaGetLastError(), "key image kernel");
   radix<U, std::uint64_t>(dev, img.as<U>(), img_sorted.as<U>(), pos.as<std::uint64_t>(),
                           pos_sorted.as<std::uint64_t>(), n, descending, s);
   const auto* p = pos_sorted.as<std::uint64_t>();
-  gather_in_place(dev, keys, p, n, s);
-  if (values && value_bytes == 4) gather_in_place(dev, static_cast<std::uint32_t*>(values), p, n, s);
-  if (values && value_bytes == 8) gather_in_place(dev, static_cast<std::uint64_t*>(values), p, n, s);
+  gather_in_place(keys, scratch.as<void>(), p, n, s);
+  if (values && value_bytes == 4) gather_in_place(static_cast<std::uint32_t*>(values), scratch.as<void>(), p, n, s);
+  if (values && value_bytes == 8) gather_in_place(static_cast<std::uint64_t*>(values), scratch.as<void>(), p, n, s);
 }
 
 template <class K>

@@ -203,9 +203,17 @@ class GpuKernel {
         synced = true;
       }
     };
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (finish(a, std::get<I>(views)), ...);
-    }(std::index_sequence_for<A...>{});
+    // The kernel has run: Arrays it updated in place are changed, so a copy
+    // that fails now must not send the call to the CPU, which would apply
+    // the update a second time.
+    try {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (finish(a, std::get<I>(views)), ...);
+      }(std::index_sequence_for<A...>{});
+    } catch (const DeviceFault& e) {
+      throw DeviceError(std::string(e.what()) +
+                        " after the GPU kernel had changed its outputs; the call is not rerun on the CPU");
+    }
     if (!synced && p.sync_for_timing) {
       gb::synchronize(rt, s);
       synced = true;

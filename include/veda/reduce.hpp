@@ -94,11 +94,13 @@ Acc reduce_gpu(Runtime& rt, const Range& r, const Acc& identity, const Op& op, s
       gb::DeviceTemp out(rt, sizeof(Acc), s);
       std::size_t bytes = 0;
       const auto dop = pipe::cub_op<Acc>(op);
-      cub::DeviceReduce::Reduce(nullptr, bytes, dptr, static_cast<Acc*>(out.get()), n, dop, identity,
-                                static_cast<cudaStream_t>(s));
+      gb::check(cub::DeviceReduce::Reduce(nullptr, bytes, dptr, static_cast<Acc*>(out.get()), n, dop, identity,
+                                          static_cast<cudaStream_t>(s)),
+                "veda::reduce (CUB)");
       gb::DeviceTemp temp(rt, bytes, s);
-      cub::DeviceReduce::Reduce(temp.get(), bytes, dptr, static_cast<Acc*>(out.get()), n, dop, identity,
-                                static_cast<cudaStream_t>(s));
+      gb::check(cub::DeviceReduce::Reduce(temp.get(), bytes, dptr, static_cast<Acc*>(out.get()), n, dop, identity,
+                                          static_cast<cudaStream_t>(s)),
+                "veda::reduce (CUB)");
       gb::check_launch("veda::reduce (CUB)");
       gb::copy_out(rt, &result, out.get(), sizeof(Acc), s, false);
     }

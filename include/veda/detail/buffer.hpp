@@ -3,8 +3,10 @@
 // A Buffer has a host copy and at most one device copy, each valid or stale
 // (MSI style): reading one side copies in only if that side is stale; writing
 // one side makes the other stale. Device work queued on a buffer is recorded
-// as an event; host writes wait for it, and another stream waits for it on
-// the device. Zero-length buffers never touch a device.
+// as one event per stream that used it (concurrent readers on two streams
+// leave two), and the copy-in that makes the device copy valid is recorded
+// too: work on another stream, a host write, a copy back and freeing the
+// device memory wait for all of them. Zero-length buffers never touch a device.
 //
 // Thread-safety: member functions lock the buffer; the pointers they return
 // follow the usual rules (no concurrent writes to the same bytes).
@@ -13,6 +15,8 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace veda::detail {
 
@@ -80,6 +84,9 @@ class Buffer {
   void wait_inflight_locked();
   void free_device_locked();
   void throw_if_lost_locked() const;
+  void wait_other_streams_locked(DeviceApi& dev, StreamHandle s);
+  void copy_in_locked(DeviceApi& dev, StreamHandle s);
+  void note_work_locked(DeviceApi& dev, StreamHandle s) noexcept;
 
   mutable std::mutex mu_;
   std::unique_ptr<HostStorage> host_;
@@ -90,8 +97,8 @@ class Buffer {
   DeviceApi* dev_ = nullptr;
   DeviceApi* tracked_by_ = nullptr;  // the device whose evict_all() knows this buffer
   void* dptr_ = nullptr;
-  StreamHandle last_stream_ = nullptr;
-  EventHandle inflight_ = nullptr;
+  StreamHandle last_stream_ = nullptr;                      // the stream that used it last
+  std::vector<std::pair<StreamHandle, EventHandle>> inflight_;  // per stream: its last use
 };
 
 }  // namespace veda::detail

@@ -89,11 +89,13 @@ DeviceVec<T> compact(Runtime& rt, const Stages& st, const T* in, std::size_t cou
   auto* d_sel = static_cast<std::int64_t*>(selected.get());
   const auto pred = cub_op<bool>(std::get<F>(st).p);
   std::size_t bytes = 0;
-  cub::DeviceSelect::If(nullptr, bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count), pred,
-                        static_cast<cudaStream_t>(s));
+  gpu_bridge::check(cub::DeviceSelect::If(nullptr, bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count),
+                                          pred, static_cast<cudaStream_t>(s)),
+                    "par_iter filter (cub::DeviceSelect::If)");
   gpu_bridge::DeviceTemp temp(rt, std::max<std::size_t>(bytes, 1), s);
-  cub::DeviceSelect::If(temp.get(), bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count), pred,
-                        static_cast<cudaStream_t>(s));
+  gpu_bridge::check(cub::DeviceSelect::If(temp.get(), bytes, in, kept.data(), d_sel, static_cast<std::int64_t>(count),
+                                          pred, static_cast<cudaStream_t>(s)),
+                    "par_iter filter (cub::DeviceSelect::If)");
   gpu_bridge::check_launch("par_iter filter (cub::DeviceSelect::If)");
   std::int64_t m = 0;
   gpu_bridge::copy_out(rt, &m, d_sel, sizeof m, s, false);
@@ -143,11 +145,13 @@ Acc reduce_device(Runtime& rt, const T* in, std::size_t n, const Acc& identity, 
   gpu_bridge::DeviceTemp out(rt, sizeof(Acc), s);
   std::size_t bytes = 0;
   const auto dop = cub_op<Acc>(op);
-  cub::DeviceReduce::Reduce(nullptr, bytes, in, static_cast<Acc*>(out.get()), static_cast<std::int64_t>(n), dop, identity,
-                            static_cast<cudaStream_t>(s));
+  gpu_bridge::check(cub::DeviceReduce::Reduce(nullptr, bytes, in, static_cast<Acc*>(out.get()),
+                                              static_cast<std::int64_t>(n), dop, identity, static_cast<cudaStream_t>(s)),
+                    "par_iter reduction (cub::DeviceReduce)");
   gpu_bridge::DeviceTemp temp(rt, std::max<std::size_t>(bytes, 1), s);
-  cub::DeviceReduce::Reduce(temp.get(), bytes, in, static_cast<Acc*>(out.get()), static_cast<std::int64_t>(n), dop,
-                            identity, static_cast<cudaStream_t>(s));
+  gpu_bridge::check(cub::DeviceReduce::Reduce(temp.get(), bytes, in, static_cast<Acc*>(out.get()),
+                                              static_cast<std::int64_t>(n), dop, identity, static_cast<cudaStream_t>(s)),
+                    "par_iter reduction (cub::DeviceReduce)");
   gpu_bridge::check_launch("par_iter reduction (cub::DeviceReduce)");
   Acc result = identity;
   gpu_bridge::copy_out(rt, &result, out.get(), sizeof(Acc), s, false);
