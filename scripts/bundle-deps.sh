@@ -11,5 +11,5 @@ mkdir -p "$dir"
 cd "$dir"
 rm -f ./*.deb
 apt-get download "${VEDA_BUNDLE_PACKAGES[@]}" 2>&1 | grep -v 'Download is performed unsandboxed' || true
-ls ./*.deb >/dev/null
+for f in ./*.deb; do dpkg-deb -f "$f" Package Version | sed 's/^[A-Za-z]*: //' | paste -sd' '; done >MANIFEST
 du -sh . | sed "s|\$| in $dir ($(ls ./*.deb | wc -l) packages); .gitignore keeps /.deps/ out of git|"

@@ -15,6 +15,13 @@ step(${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERA
      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)
+# The installed tool starts from the prefix with no library path set.
+if(EXPECT_TOOL)
+  step(${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${prefix}/${BINDIR}/veda info)
+  if(NOT STEP_OUTPUT MATCHES "veda ")
+    message(FATAL_ERROR "the installed veda tool printed no version")
+  endif()
+endif()
 if(EXPECT_CUDA AND NOT STEP_OUTPUT MATCHES "compiled by nvcc: yes")
   message(FATAL_ERROR "the consumer's veda_target_sources_cuda source was not compiled by nvcc")
 endif()
