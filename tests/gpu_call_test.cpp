@@ -5,11 +5,16 @@
 // themselves and forcing is honoured. This file is compiled by nvcc in the
 // CUDA configuration (so the call sites have a GPU candidate) and by the
 // host compiler otherwise: the same checks run against each backend.
+// Where a GPU is usable, every call that forces a GPU tier or Placement::Gpu
+// must have run on the GPU (last_decision().device), in the forced tier;
+// without one it runs on the CPU, and strict forcing throws.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -188,18 +193,26 @@ TEST_CASE("forcing the CPU: config, environment, call option, scope; identical r
   CHECK(sq(x) == expect);
 }
 
-TEST_CASE("placement Gpu without a usable GPU: logged fallback, or an error when strict") {
+TEST_CASE("placement Gpu: runs on the GPU, or without one a logged fallback (an error when strict)") {
   Runtime rt;
-  if (veda::get_runtime().gpu_usable()) return;  // covered by the gpu-labelled tests
   auto on_gpu = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.placement = veda::Placement::Gpu, .name = "want-gpu"});
-  CHECK(on_gpu(std::vector<float>{1, 2}) == std::vector<float>{2, 3});
-  const auto d = veda::last_decision();
-  CHECK(d.device == veda::Device::Cpu);
-  CHECK(d.reason.rfind("placement Gpu but", 0) == 0);
-  CHECK(d.reason.find("fell back to CPU") != std::string::npos);
   auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; },
                           {.placement = veda::Placement::Gpu, .strict = true, .name = "strict"});
-  CHECK_THROWS_AS(strict(std::vector<float>{1}), veda::DeviceError);
+  CHECK(on_gpu(std::vector<float>{1, 2}) == std::vector<float>{2, 3});
+  const auto d = veda::last_decision();
+  CHECK(d.name == "want-gpu");
+  if (veda::get_runtime().gpu_usable()) {
+    CHECK(d.device == veda::Device::Gpu);
+    CHECK(d.reason.find("forced to GPU by placement option") != std::string::npos);
+    CHECK(strict(std::vector<float>{1}) == std::vector<float>{2});
+    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
+  } else {
+    CHECK(d.device == veda::Device::Cpu);
+    CHECK(d.reason.rfind("placement Gpu but", 0) == 0);
+    CHECK(d.reason.find("fell back to CPU") != std::string::npos);
+    CHECK_THROWS_AS(strict(std::vector<float>{1}), veda::DeviceError);
+  }
 }
 
 TEST_CASE("many threads call one wrapped function at once") {
@@ -234,13 +247,57 @@ TEST_CASE("a forced tier runs that tier; an unknown tier is an error before any 
   }
   CHECK_THROWS_WITH_AS(veda::gpu([](float v) { return v; }, {.tier = "quantum"}), doctest::Contains("unknown tier 'quantum'"),
                        veda::InvalidArgument);
-  if (!veda::get_runtime().gpu_usable()) {
-    auto g = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.name = "forced-cuda", .tier = "cuda"});
-    CHECK(g(x) == expect);  // falls back to the CPU, logged once
-    CHECK(veda::last_decision().device == veda::Device::Cpu);
-    auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.strict = true, .name = "strict-cuda", .tier = "cuda"});
+  auto g = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.name = "forced-cuda", .tier = "cuda"});
+  auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.strict = true, .name = "strict-cuda", .tier = "cuda"});
+  CHECK(g(x) == expect);
+  const auto d = veda::last_decision();
+  if (veda::get_runtime().gpu_usable()) {
+    CHECK(d.device == veda::Device::Gpu);
+    CHECK(d.tier == "cuda");
+    CHECK(d.reason == "forced tier cuda by option");
+    CHECK(strict(x) == expect);
+    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(veda::last_decision().tier == "cuda");
+    veda::Array<float> ax(x);  // an Array result stays on the device
+    const veda::Array<float> r = g(ax);
+    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(r.valid_on_device());
+    CHECK(r.to_vector() == expect);
+    CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
+  } else {
+    CHECK(d.device == veda::Device::Cpu);  // falls back to the CPU, logged once
     CHECK_THROWS_AS(strict(x), veda::DeviceError);
   }
+}
+
+TEST_CASE("forced cuda-streamed: chunked through staging, equal to a serial loop at 1, 10^6+3 and 10^7+1") {
+  Runtime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
+  // Two ranges of different element sizes around a broadcast scalar, so each
+  // chunk's kernel must find its inputs by range index, not argument index.
+  auto axpy = veda::gpu([] VEDA_FN(float x, float a, double y) { return static_cast<double>(x * a) + y; },
+                       {.name = "streamed", .tier = "cuda-streamed"});
+  for (std::size_t n : {std::size_t{1}, std::size_t{1000003}, std::size_t{10000001}}) {
+    CAPTURE(n);
+    const auto x = ramp(n, 0.5f);  // halves and small integers: every tier computes them exactly
+    std::vector<double> y(n);
+    for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<double>(i % 4099) - 2000.0;
+    std::vector<double> expect(n);
+    for (std::size_t i = 0; i < n; ++i) expect[i] = static_cast<double>(x[i] * 3.0f) + y[i];
+    CHECK(axpy(x, 3.0f, y) == expect);
+    auto d = veda::last_decision();
+    CHECK(d.sizes == std::vector<std::size_t>{n});
+    CHECK(d.device == (gpu ? veda::Device::Gpu : veda::Device::Cpu));
+    if (gpu) {
+      CHECK(d.tier == "cuda-streamed");
+      CHECK(d.reason == "forced tier cuda-streamed by option");
+    }
+    std::vector<double> out(n, -1.0);
+    axpy.into(std::span<double>(out), std::span<const float>(x), 3.0f, y);
+    CHECK(out == expect);
+    if (gpu) CHECK(veda::last_decision().tier == "cuda-streamed");
+  }
+  if (gpu) CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
 }
 
 TEST_CASE("VEDA_LAMBDA: one body, a CPU closure and a device closure") {
@@ -250,10 +307,22 @@ TEST_CASE("VEDA_LAMBDA: one body, a CPU closure and a device closure") {
   const auto x = ramp(100003, 1.0f);
   std::vector<float> expect(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) expect[i] = 3.0f * x[i] + bias;
+  const bool gpu = veda::get_runtime().gpu_usable();
   for (auto placement : {veda::Placement::Auto, veda::Placement::Cpu, veda::Placement::Gpu}) {
+    CAPTURE(static_cast<int>(placement));
     veda::ScopedPlacement scope(placement);
     CHECK(f(3.0f, x) == expect);
+    if (placement == veda::Placement::Cpu) CHECK(veda::last_decision().device == veda::Device::Cpu);
+    if (placement == veda::Placement::Gpu) {
+      CHECK(veda::last_decision().device == (gpu ? veda::Device::Gpu : veda::Device::Cpu));
+      if (gpu) CHECK(veda::last_decision().reason.find("forced to GPU by ScopedPlacement") != std::string::npos);
+    }
     veda::Array<float> ax(x);
-    CHECK(f(3.0f, ax).to_vector() == expect);
+    const veda::Array<float> r = f(3.0f, ax);
+    if (placement == veda::Placement::Gpu) {
+      CHECK(veda::last_decision().device == (gpu ? veda::Device::Gpu : veda::Device::Cpu));
+      CHECK(r.valid_on_device() == gpu);
+    }
+    CHECK(r.to_vector() == expect);
   }
 }

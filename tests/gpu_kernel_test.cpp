@@ -2,11 +2,15 @@
 // arrive as const spans and read-write ranges as mutable spans, scalars pass
 // through; results land in the caller's ranges; exceptions from the CPU side
 // reach the caller; the decision names the tier and why. Without a usable
-// GPU (or without a CUDA side) the CPU implementation runs.
+// GPU (or without a CUDA side) the CPU implementation runs; with one, a
+// forced "cuda" tier runs the CUDA implementation on the GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "veda/gpu_kernel.hpp"
 
@@ -42,8 +46,9 @@ TEST_CASE("CPU-only kernel over vectors, spans and Arrays") {
   CHECK(d.device == veda::Device::Cpu);
 }
 
-TEST_CASE("with a CUDA side: runs on the CPU without a usable GPU, and says why") {
+TEST_CASE("with a CUDA side: the CUDA side runs on the GPU when forced, the CPU side without a usable GPU") {
   Runtime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
   bool cuda_called = false;
   auto add = veda::gpu_kernel(
       [](std::span<const int> a, std::span<int> acc) {
@@ -53,15 +58,64 @@ TEST_CASE("with a CUDA side: runs on the CPU without a usable GPU, and says why"
       {.name = "accumulate"});
   std::vector<int> a{1, 2, 3}, acc{10, 20, 30};
   add(a, acc);
-  CHECK(acc == std::vector<int>{11, 22, 33});
-  if (!veda::get_runtime().gpu_usable()) {
+  const auto d = veda::last_decision();
+  CHECK(d.name == "accumulate");
+  if (!gpu) {
+    CHECK(acc == std::vector<int>{11, 22, 33});
     CHECK_FALSE(cuda_called);
-    const auto d = veda::last_decision();
     CHECK(d.tier == "cpu");
+    CHECK(d.device == veda::Device::Cpu);
 #if VEDA_HAS_CUDA
     CHECK(d.reason.find("no usable GPU") != std::string::npos);
 #endif
+  } else {
+    // The CUDA side here is a stub: whichever side ran must say so.
+    CHECK(cuda_called == (d.tier == "cuda"));
+    CHECK(d.device == (cuda_called ? veda::Device::Gpu : veda::Device::Cpu));
+    if (!cuda_called) CHECK(acc == std::vector<int>{11, 22, 33});
   }
+
+  // A real CUDA side (a device-to-device copy, so no nvcc is needed here),
+  // forced by placement (gpu_kernel has no tier option): it runs on the GPU
+  // where one is usable, and falls back to the CPU side where not.
+  int cuda_calls = 0;
+  auto copy = veda::gpu_kernel(
+      [](std::span<const float> x, std::span<float> y) { std::copy(x.begin(), x.end(), y.begin()); },
+      [&cuda_calls]([[maybe_unused]] std::span<const float> x, [[maybe_unused]] std::span<float> y,
+                    [[maybe_unused]] veda::cuda_stream_t s) {
+        ++cuda_calls;
+#if VEDA_HAS_CUDA
+        if (cudaMemcpyAsync(y.data(), x.data(), x.size_bytes(), cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+          throw std::runtime_error("cudaMemcpyAsync failed");
+#endif
+      },
+      {.placement = veda::Placement::Gpu, .name = "forced-copy"});
+  for (std::size_t n : {std::size_t{1}, std::size_t{100003}}) {
+    CAPTURE(n);
+    std::vector<float> x(n), y(n, -1.0f);
+    std::iota(x.begin(), x.end(), 1.0f);
+    const int before = cuda_calls;
+    copy(x, y);
+    CHECK(y == x);
+    const auto f = veda::last_decision();
+    CHECK(f.name == "forced-copy");
+    if (gpu) {
+      CHECK(cuda_calls == before + 1);
+      CHECK(f.device == veda::Device::Gpu);
+      CHECK(f.tier == "cuda");
+      CHECK(f.reason.find("forced to GPU by placement option") != std::string::npos);
+      veda::Array<float> ax(x), ay(n);  // an Array result stays on the device
+      copy(std::as_const(ax), ay);
+      CHECK(veda::last_decision().device == veda::Device::Gpu);
+      CHECK(ay.valid_on_device());
+      CHECK(ay.to_vector() == x);
+    } else {
+      CHECK(cuda_calls == 0);
+      CHECK(f.device == veda::Device::Cpu);
+      CHECK(f.tier == "cpu");
+    }
+  }
+  if (gpu) CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
 }
 
 TEST_CASE("exceptions from the CPU implementation reach the caller") {

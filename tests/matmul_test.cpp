@@ -93,7 +93,10 @@ void matmul_agrees(bool ta, bool tb) {
       CAPTURE(tier);
       o.tier = tier;
       check_close(veda::matmul(a, b, o), want, tolerance<T>(sh.k, tier));
-      if (!tier.empty()) CHECK(veda::last_decision().tier == tier);
+      if (!tier.empty()) {
+        CHECK(veda::last_decision().tier == tier);
+        CHECK(veda::last_decision().device == (tier.rfind("gpu", 0) == 0 ? veda::Device::Gpu : veda::Device::Cpu));
+      }
     }
   }
 }
@@ -275,10 +278,31 @@ TEST_CASE("the decision names the op, its shape classes and candidates") {
   CHECK(reference_ineligible);
   if (!veda::get_runtime().gpu().usable) CHECK(d.device == veda::Device::Cpu);
 
-  // A GPU tier forced without a GPU runs on the CPU; strict placement throws.
-  if (!veda::get_runtime().gpu().usable) {
-    o.tier = "gpu-cublas";
-    const auto c = veda::matmul(a, b, o);
+  // A forced GPU tier runs on the GPU where one is usable. Without one it
+  // runs on the CPU, and strict forcing throws.
+  veda::MatmulOptions ref;
+  ref.tier = "cpu-reference";
+  const auto want = veda::matmul(a, b, ref);
+  o.tier = "gpu-cublas";
+  const auto c = veda::matmul(a, b, o);
+  check_close(c, want, tolerance<float>(100, "gpu-cublas"));
+  if (veda::get_runtime().gpu().usable) {
+    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(veda::last_decision().tier == "gpu-cublas");
+    o.strict = true;
+    for (const char* tier : {"gpu-tiled", "gpu-cublas"}) {
+      CAPTURE(tier);
+      o.tier = tier;
+      check_close(veda::matmul(a, b, o), want, tolerance<float>(100, tier));
+      CHECK(veda::last_decision().device == veda::Device::Gpu);
+      CHECK(veda::last_decision().tier == tier);
+    }
+    o.placement = veda::Placement::Gpu;  // the model's choice among GPU tiers
+    o.tier.clear();
+    check_close(veda::matmul(a, b, o), want, tolerance<float>(100, "gpu-cublas-tf32"));
+    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
+  } else {
     CHECK(veda::last_decision().device == veda::Device::Cpu);
     o.strict = true;
     CHECK_THROWS_AS((void)veda::matmul(a, b, o), veda::DeviceError);
