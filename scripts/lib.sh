@@ -19,7 +19,8 @@ VEDA_BUNDLE_PACKAGES=(libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc1
 
 # Unpacks the bundle $VEDA_DEPS into a private prefix (never into /: the
 # host's own libraries stay untouched) and points CMake, the compiler and the
-# loader at it.
+# loader at it. No LIBRARY_PATH: the compiler would report its directories as
+# implicit, and CMake would leave them out of installed programs' run paths.
 veda_use_bundle() {
   local prefix=${VEDA_DEPS_PREFIX:-/tmp/veda-deps}
   if [ ! -f "$prefix/.unpacked" ]; then
@@ -30,7 +31,6 @@ veda_use_bundle() {
   local lib=$prefix/usr/lib/x86_64-linux-gnu
   export CMAKE_PREFIX_PATH=$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
   export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  export LIBRARY_PATH=$lib:$lib/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
   export CPATH=$prefix/usr/include${CPATH:+:$CPATH}
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "runtime/host_device.hpp"
@@ -37,17 +38,28 @@ struct AsyncDevice {
 
 void sleep_us(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
 
-// A "kernel" on stream s that sums the device copy after `delay_us` of work.
-std::shared_ptr<std::int64_t> sum_on(HostDevice& dev, Array<int>& a, void* s, int delay_us = 0) {
+// What a kernel reading the device copy does, in the steps a call takes:
+// ask for the device pointer, queue the kernel, report the work done. Tests
+// interleave the steps of two calls as two threads would.
+const int* read(HostDevice& dev, Array<int>& a, void* s) {
+  return static_cast<const int*>(a.buffer()->device_read(dev, s));
+}
+
+// A "kernel" on stream s that sums n ints at p after `delay_us` of work.
+std::shared_ptr<std::int64_t> sum_kernel(HostDevice& dev, const int* p, std::size_t n, void* s, int delay_us = 0) {
   auto out = std::make_shared<std::int64_t>(-1);
-  const int* p = static_cast<const int*>(a.buffer()->device_read(dev, s));
-  const std::size_t n = a.size();
   dev.launch(s, [=] {
     sleep_us(delay_us);
     std::int64_t t = 0;
     for (std::size_t i = 0; i < n; ++i) t += p[i];
     *out = t;
   });
+  return out;
+}
+
+// A whole reading call on stream s.
+std::shared_ptr<std::int64_t> sum_on(HostDevice& dev, Array<int>& a, void* s, int delay_us = 0) {
+  auto out = sum_kernel(dev, read(dev, a, s), a.size(), s, delay_us);
   a.buffer()->device_done(s);
   return out;
 }
@@ -65,6 +77,22 @@ void fill_on(HostDevice& dev, Array<int>& a, void* s, int v) {
 void sync_all(HostDevice& dev) {
   for (std::size_t i = 0; i < 4; ++i) dev.synchronize(dev.stream(i));
 }
+
+// Two calls reading `a` on streams 0 and 1, their steps interleaved: both
+// get their pointers before either reports its work done. Stream 0's kernel
+// runs `slow_us` longer.
+std::pair<std::shared_ptr<std::int64_t>, std::shared_ptr<std::int64_t>> two_readers(HostDevice& dev, Array<int>& a,
+                                                                                     int slow_us) {
+  void* s0 = dev.stream(0);
+  void* s1 = dev.stream(1);
+  const int* p0 = read(dev, a, s0);
+  const int* p1 = read(dev, a, s1);
+  auto r0 = sum_kernel(dev, p0, a.size(), s0, slow_us);
+  auto r1 = sum_kernel(dev, p1, a.size(), s1);
+  a.buffer()->device_done(s0);
+  a.buffer()->device_done(s1);
+  return {r0, r1};
+}
 }  // namespace
 
 TEST_CASE("a reader on another stream waits for the copy-in queued behind earlier work") {
@@ -74,8 +102,7 @@ TEST_CASE("a reader on another stream waits for the copy-in queued behind earlie
     CAPTURE(round);
     Array<int> a(std::vector<int>(kN, round));  // the pool hands back the last round's block
     dev.launch(dev.stream(0), [] { sleep_us(3000); });  // stream 0 is busy: its copy-in lands late
-    auto r0 = sum_on(dev, a, dev.stream(0));
-    auto r1 = sum_on(dev, a, dev.stream(1));
+    auto [r0, r1] = two_readers(dev, a, 0);
     sync_all(dev);
     CHECK(*r0 == static_cast<std::int64_t>(kN) * round);
     CHECK(*r1 == static_cast<std::int64_t>(kN) * round);
@@ -88,9 +115,8 @@ TEST_CASE("a writer on a third stream waits for the readers on both others") {
   for (int round = 1; round <= 8; ++round) {
     Array<int> a(std::vector<int>(kN, 1));
     (void)sum_on(dev, a, dev.stream(0));
-    sync_all(dev);                                   // the device copy is valid and settled
-    auto slow = sum_on(dev, a, dev.stream(0), 3000);  // still reading when the writer comes
-    auto fast = sum_on(dev, a, dev.stream(1));
+    sync_all(dev);  // the device copy is valid and settled
+    auto [slow, fast] = two_readers(dev, a, 3000);  // stream 0 still reads when the writer comes
     fill_on(dev, a, dev.stream(2), 7);
     sync_all(dev);
     CHECK(*slow == static_cast<std::int64_t>(kN));
@@ -110,8 +136,7 @@ TEST_CASE("memory an Array gave back is reused only after all of its readers") {
       Array<int> a(std::vector<int>(kN, 1));
       (void)sum_on(dev, a, dev.stream(0));
       sync_all(dev);
-      slow = sum_on(dev, a, dev.stream(0), 3000);
-      (void)sum_on(dev, a, dev.stream(1));
+      slow = two_readers(dev, a, 3000).first;
     }  // freed while stream 0 may still read it
     Array<int> b(kN);
     fill_on(dev, b, dev.stream(1), 9);  // the pool's block for stream 1
