@@ -52,23 +52,27 @@ std::function<double()> regression_veda(const Regression& r) {
   };
 }
 
+// Two passes, as a careful user writes it in float: the variance of the
+// centred values, not E[x^2] - E[x]^2, which cancels catastrophically here
+// (column means up to 255, deviations about 1: 0.1% off on an H100).
 std::function<double()> normalize_veda(Normalize& nz) {
   const std::size_t n = nz.n, d = nz.d;
   auto X = std::make_shared<veda::Array<float>>(n, d, nz.x);
   auto ones_row = std::make_shared<veda::Array<float>>(1, n, std::vector<float>(n, 1.0f / n));
   auto ones_col = std::make_shared<veda::Array<float>>(n, 1, std::vector<float>(n, 1.0f));
+  auto centre = veda::gpu(VEDA_LAMBDA((float x, float mean) noexcept, { return x - mean; }), {.name = "seeds-centre"});
   auto square = veda::gpu(VEDA_LAMBDA((float x) noexcept, { return x * x; }), {.name = "seeds-square"});
-  auto stddev = veda::gpu(VEDA_LAMBDA((float ex2, float mean) noexcept, { return sqrtf(ex2 - mean * mean); }),
-                          {.name = "seeds-std"});
-  auto standardize = veda::gpu(VEDA_LAMBDA((float x, float mean, float sd) noexcept, { return (x - mean) / sd; }),
-                               {.name = "seeds-z"});
+  auto root = veda::gpu(VEDA_LAMBDA((float v) noexcept, { return sqrtf(v); }), {.name = "seeds-std"});
+  auto divide = veda::gpu(VEDA_LAMBDA((float c, float sd) noexcept, { return c / sd; }), {.name = "seeds-z"});
   return [=] {
     const auto mean = veda::matmul(*ones_row, *X);
-    auto sq = square(*X);
+    auto C = centre(*X, veda::matmul(*ones_col, mean));
+    C.reshape(n, d);
+    auto sq = square(C);
     sq.reshape(n, d);
-    auto sd = stddev(veda::matmul(*ones_row, sq), mean);
+    auto sd = root(veda::matmul(*ones_row, sq));
     sd.reshape(1, d);
-    auto Z = standardize(*X, veda::matmul(*ones_col, mean), veda::matmul(*ones_col, sd));
+    auto Z = divide(C, veda::matmul(*ones_col, sd));
     Z.reshape(n, d);
     const auto G = veda::matmul(Z, Z, {.transpose_b = true});
     const auto g = G.host();
