@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Carry veda's dependencies to a host without a package registry (a GPU host).
-#   scripts/bundle-deps.sh [DIR]     here, where Debian's archive is reachable (default .deps, ~17 MiB)
+#   scripts/bundle-deps.sh [DIR]     here, where Debian's archive is reachable (default .deps, about 15 MiB)
 #   VEDA_DEPS=DIR scripts/gpu-check.sh   there: lib.sh unpacks DIR into a private prefix
 # Only the build's libraries travel: compilers, CMake and ninja are the host's
 # own; StarPU and gnuplot are left out (the benchmarks build without them).
