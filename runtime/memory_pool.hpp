@@ -169,4 +169,25 @@ class MemoryPool {
   PoolStats st_;
 };
 
+// A block for one scope (kernel scratch, a library's workspace), given back
+// to the pool on exit, ordered after the work queued on `stream`.
+class PoolBlock {
+ public:
+  PoolBlock(MemoryPool& pool, std::size_t bytes, StreamHandle stream)
+      : pool_(pool), stream_(stream), p_(pool.allocate(bytes, stream)) {}
+  ~PoolBlock() { pool_.deallocate(p_, stream_); }  // throws only for a foreign pointer
+  PoolBlock(const PoolBlock&) = delete;
+  PoolBlock& operator=(const PoolBlock&) = delete;
+  void* get() const noexcept { return p_; }
+  template <class T>
+  T* as() const noexcept {
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  MemoryPool& pool_;
+  StreamHandle stream_;
+  void* p_;
+};
+
 }  // namespace veda::detail

@@ -229,14 +229,7 @@ void Buffer::drop_device_untracked() noexcept {
   if (!host_valid_) lost_ = true;
   for (auto& [s, e] : inflight_) dev_->release(e);
   inflight_.clear();
-  try {
-    dev_->pool().deallocate(dptr_, last_stream_);
-  } catch (...) {
-    // the block stays with the pool, which goes with the device
-  }
-  dptr_ = nullptr;
-  dev_ = nullptr;
-  device_valid_ = false;
+  free_device_locked();  // the pool throws only for a pointer it did not hand out
 }
 
 }  // namespace veda::detail

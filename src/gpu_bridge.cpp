@@ -14,17 +14,21 @@
 
 namespace veda::detail::gpu_bridge {
 namespace {
-// Also makes the runtime's device current on this thread: a thread starts on
-// device 0, and launches, events and streams of another device fail there.
 cuda::CudaDevice& dev(Runtime& rt) {
   auto* d = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
   if (!d) throw DeviceFault("veda: no CUDA device in this runtime");  // the call falls back to the CPU
-  d->make_current();
   return *d;
 }
 }  // namespace
 
-void* stream(Runtime& rt) { return dev(rt).stream(); }
+// Every GPU call takes its stream first, on the thread that launches: the
+// device is made current there once (a thread starts on device 0, where
+// another device's streams and events fail).
+void* stream(Runtime& rt) {
+  auto& d = dev(rt);
+  d.make_current();
+  return d.stream();
+}
 int sm_count(Runtime& rt) { return dev(rt).info().sm_count; }
 const void* read(Runtime& rt, Buffer& b, void* s) { return b.device_read(dev(rt), s); }
 void* write(Runtime& rt, Buffer& b, void* s, bool keep) { return b.device_write(dev(rt), s, keep); }

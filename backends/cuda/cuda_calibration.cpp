@@ -48,22 +48,6 @@ void section(const char* what, GpuProfile& g, F&& measure) {
   }
 }
 
-// Device buffers for the duration of calibration.
-struct DevBuf {
-  MemoryPool& pool;
-  cudaStream_t s;
-  void* p;
-  DevBuf(MemoryPool& pl, std::size_t bytes, cudaStream_t st) : pool(pl), s(st), p(pl.allocate(bytes, st)) {}
-  ~DevBuf() {
-    try {
-      pool.deallocate(p, s);
-    } catch (...) {  // only a foreign pointer throws; p came from this pool
-    }
-  }
-  DevBuf(const DevBuf&) = delete;
-  DevBuf& operator=(const DevBuf&) = delete;
-};
-
 void launches(GpuProfile& g, cudaStream_t s) {
   auto once = [&] {
     launch_empty(s);
@@ -78,29 +62,29 @@ void transfers(CudaDevice& dev, GpuProfile& g, cudaStream_t s) {
   constexpr std::size_t bytes = std::size_t{64} << 20;
   std::vector<char> pageable(bytes, 1);
   const std::unique_ptr<void, void (*)(void*)> pinned(allocate_pinned(bytes), [](void* p) { free_pinned(p); });
-  DevBuf d(dev.pool(), bytes, s);
+  PoolBlock d(dev.pool(), bytes, s);
   g.h2d_pageable_gbps = gbps(bytes, median_us([&] {
-    check(cudaMemcpy(d.p, pageable.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+    check(cudaMemcpy(d.get(), pageable.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
   }, 3));
   g.d2h_pageable_gbps = gbps(bytes, median_us([&] {
-    check(cudaMemcpy(pageable.data(), d.p, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    check(cudaMemcpy(pageable.data(), d.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
   }, 3));
   g.h2d_staged_gbps =
-      gbps(bytes, median_us([&] { dev.copy_to_device(d.p, pageable.data(), bytes, s, false); sync(s); }, 3));
-  g.d2h_staged_gbps = gbps(bytes, median_us([&] { dev.copy_to_host(pageable.data(), d.p, bytes, s, false); }, 3));
+      gbps(bytes, median_us([&] { dev.copy_to_device(d.get(), pageable.data(), bytes, s, false); sync(s); }, 3));
+  g.d2h_staged_gbps = gbps(bytes, median_us([&] { dev.copy_to_host(pageable.data(), d.get(), bytes, s, false); }, 3));
   if (pinned) {
     void* h = pinned.get();
-    g.h2d_pinned_gbps = gbps(bytes, median_us([&] { dev.copy_to_device(d.p, h, bytes, s, true); sync(s); }, 3));
-    g.d2h_pinned_gbps = gbps(bytes, median_us([&] { dev.copy_to_host(h, d.p, bytes, s, true); }, 3));
+    g.h2d_pinned_gbps = gbps(bytes, median_us([&] { dev.copy_to_device(d.get(), h, bytes, s, true); sync(s); }, 3));
+    g.d2h_pinned_gbps = gbps(bytes, median_us([&] { dev.copy_to_host(h, d.get(), bytes, s, true); }, 3));
   }
 }
 
 // Device bandwidth (a copy kernel) and the FP32 rate of an FMA kernel.
 void kernels(CudaDevice& dev, GpuProfile& g, cudaStream_t s) {
   constexpr std::size_t n = std::size_t{64} << 20;  // 256 MiB per buffer
-  DevBuf in(dev.pool(), n * 4, s), out(dev.pool(), n * 4, s);
+  PoolBlock in(dev.pool(), n * 4, s), out(dev.pool(), n * 4, s);
   auto copy = [&] {
-    launch_copy(static_cast<float*>(in.p), static_cast<float*>(out.p), n, s);
+    launch_copy(static_cast<float*>(in.get()), static_cast<float*>(out.get()), n, s);
     check(cudaGetLastError(), "copy kernel launch");
     sync(s);
   };
@@ -108,7 +92,7 @@ void kernels(CudaDevice& dev, GpuProfile& g, cudaStream_t s) {
   g.device_bw_gbps = gbps(2.0 * n * 4, median_us(copy, 5));
   double flops = 0;
   auto fmas = [&] {
-    launch_fma(static_cast<float*>(out.p), dev.info().sm_count, s, flops);
+    launch_fma(static_cast<float*>(out.get()), dev.info().sm_count, s, flops);
     check(cudaGetLastError(), "FMA kernel launch");
     sync(s);
   };
@@ -139,14 +123,14 @@ void gemms(CudaDevice& dev, GpuProfile& g, cudaStream_t s) {
   if (cublasSetStream(h, s) != CUBLAS_STATUS_SUCCESS) throw DeviceError("cublasSetStream failed");
   const int n = 4096;
   const std::size_t elems = static_cast<std::size_t>(n) * n;
-  DevBuf a(dev.pool(), elems * 8, s), b(dev.pool(), elems * 8, s), c(dev.pool(), elems * 8, s);
-  check(cudaMemsetAsync(a.p, 0, elems * 8, s), "cudaMemsetAsync");
-  check(cudaMemsetAsync(b.p, 0, elems * 8, s), "cudaMemsetAsync");
+  PoolBlock a(dev.pool(), elems * 8, s), b(dev.pool(), elems * 8, s), c(dev.pool(), elems * 8, s);
+  check(cudaMemsetAsync(a.get(), 0, elems * 8, s), "cudaMemsetAsync");
+  check(cudaMemsetAsync(b.get(), 0, elems * 8, s), "cudaMemsetAsync");
   const float one = 1, zero = 0;
   const double done = 1, dzero = 0;
-  auto* A = static_cast<float*>(a.p);
-  auto* B = static_cast<float*>(b.p);
-  auto* C = static_cast<float*>(c.p);
+  auto* A = static_cast<float*>(a.get());
+  auto* B = static_cast<float*>(b.get());
+  auto* C = static_cast<float*>(c.get());
   // Each rate in the math mode its gemm tier runs with (backends/cuda/gemm.cpp);
   // a failed call leaves that rate at its default.
   auto rate = [&](const char* what, cublasMath_t mode, double& field, auto&& call) {
@@ -162,12 +146,12 @@ void gemms(CudaDevice& dev, GpuProfile& g, cudaStream_t s) {
     return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, A, n, B, n, &zero, C, n);
   });
   rate("cublasGemmEx (FP16)", CUBLAS_DEFAULT_MATH, g.hgemm_gflops, [&] {
-    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.p, CUDA_R_16F, n, b.p, CUDA_R_16F, n, &zero,
-                        c.p, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.get(), CUDA_R_16F, n, b.get(), CUDA_R_16F, n, &zero,
+                        c.get(), CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   });
   rate("cublasDgemm", CUBLAS_DEFAULT_MATH, g.dgemm_gflops, [&] {
-    return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &done, static_cast<double*>(a.p), n,
-                       static_cast<double*>(b.p), n, &dzero, static_cast<double*>(c.p), n);
+    return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &done, static_cast<double*>(a.get()), n,
+                       static_cast<double*>(b.get()), n, &dzero, static_cast<double*>(c.get()), n);
   });
 }
 

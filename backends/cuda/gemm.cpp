@@ -167,24 +167,6 @@ std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, std::size_t m, std::size_t
   return p;
 }
 
-// A call's cuBLASLt workspace, from the pool and returned to it stream
-// ordered, so two streams never share one.
-struct Workspace {
-  MemoryPool& pool;
-  cudaStream_t stream;
-  void* p;
-  Workspace(MemoryPool& pl, cudaStream_t s, std::size_t bytes)
-      : pool(pl), stream(s), p(bytes ? pl.allocate(bytes, s) : nullptr) {}
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  ~Workspace() {
-    if (!p) return;
-    try {
-      pool.deallocate(p, stream);
-    } catch (...) {  // only a foreign pointer throws; p came from this pool
-    }
-  }
-};
 }  // namespace
 
 template <class T>
@@ -232,7 +214,7 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
   const LtKey key{dev.index(), m, n, k, static_cast<int>(epi), tf32, align};
   auto plan = lt_cache().find(key);
   if (!plan) plan = lt_cache().insert(key, make_plan(lease.h, m, n, k, epi, tf32, bias, align));
-  const Workspace ws(dev.pool(), stream, plan->workspace);
+  const PoolBlock ws(dev.pool(), plan->workspace, stream);  // per call: streams never share one
   const float one = 1, zero = 0;
   // The bias pointer lives in the shared descriptor: set it and enqueue under
   // the plan's lock (cublasLtMatmul reads the descriptor only while
@@ -244,7 +226,7 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
                "BIAS_POINTER");
   }
   check_blas(cublasLtMatmul(lease.h, plan->op, &one, w, plan->la, x, plan->lb, &zero, y, plan->lc, y, plan->lc,
-                            &plan->algo, ws.p, plan->workspace, stream),
+                            &plan->algo, ws.get(), plan->workspace, stream),
              "cublasLtMatmul");
 }
 

@@ -11,24 +11,6 @@
 namespace veda::detail::cuda {
 namespace {
 
-// Device memory from the pool, returned on scope exit (stream-ordered).
-class Temp {
- public:
-  Temp(CudaDevice& dev, std::size_t bytes, cudaStream_t s) : dev_(dev), s_(s), p_(dev.pool().allocate(bytes, s)) {}
-  ~Temp() { dev_.pool().deallocate(p_, s_); }
-  Temp(const Temp&) = delete;
-  Temp& operator=(const Temp&) = delete;
-  template <class T>
-  T* as() const {
-    return static_cast<T*>(p_);
-  }
-
- private:
-  CudaDevice& dev_;
-  cudaStream_t s_;
-  void* p_;
-};
-
 unsigned blocks_for(std::size_t n) { return static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 65535)); }
 
 // Keys (and values) from `in` to `out` by CUB, in either direction.
@@ -49,7 +31,7 @@ void radix(CudaDevice& dev, const K* kin, K* kout, const V* vin, V* vout, std::s
     }
   };
   check(call(nullptr), "cub::DeviceRadixSort (sizing)");
-  Temp temp(dev, bytes, s);
+  PoolBlock temp(dev.pool(), bytes, s);
   check(call(temp.as<void>()), "cub::DeviceRadixSort");
 }
 
@@ -94,26 +76,26 @@ template <class F>
 void sort_floats(CudaDevice& dev, F* keys, void* values, std::size_t value_bytes, std::size_t n, bool descending,
                  cudaStream_t s) {
   using U = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
-  Temp img(dev, n * sizeof(U), s), img_sorted(dev, n * sizeof(U), s);
-  Temp pos(dev, n * sizeof(std::uint64_t), s), pos_sorted(dev, n * sizeof(std::uint64_t), s);
-  Temp scratch(dev, n * std::max(sizeof(F), value_bytes), s);
+  PoolBlock img(dev.pool(), n * sizeof(U), s), img_sorted(dev.pool(), n * sizeof(U), s);
+  PoolBlock pos(dev.pool(), n * sizeof(std::uint64_t), s), pos_sorted(dev.pool(), n * sizeof(std::uint64_t), s);
+  PoolBlock scratch(dev.pool(), n * std::max(sizeof(F), value_bytes), s);
   make_images<<<blocks_for(n), 256, 0, s>>>(keys, img.as<U>(), pos.as<std::uint64_t>(), n, descending);
   check(cudaGetLastError(), "key image kernel");
   radix<U, std::uint64_t>(dev, img.as<U>(), img_sorted.as<U>(), pos.as<std::uint64_t>(),
                           pos_sorted.as<std::uint64_t>(), n, descending, s);
   const auto* p = pos_sorted.as<std::uint64_t>();
-  gather_in_place(keys, scratch.as<void>(), p, n, s);
-  if (values && value_bytes == 4) gather_in_place(static_cast<std::uint32_t*>(values), scratch.as<void>(), p, n, s);
-  if (values && value_bytes == 8) gather_in_place(static_cast<std::uint64_t*>(values), scratch.as<void>(), p, n, s);
+  gather_in_place(keys, scratch.get(), p, n, s);
+  if (values && value_bytes == 4) gather_in_place(static_cast<std::uint32_t*>(values), scratch.get(), p, n, s);
+  if (values && value_bytes == 8) gather_in_place(static_cast<std::uint64_t*>(values), scratch.get(), p, n, s);
 }
 
 template <class K>
 void sort_integers(CudaDevice& dev, K* keys, void* values, std::size_t value_bytes, std::size_t n, bool descending,
                    cudaStream_t s) {
-  Temp kout(dev, n * sizeof(K), s);
+  PoolBlock kout(dev.pool(), n * sizeof(K), s);
   auto pairs = [&](auto* v) {
     using V = std::remove_pointer_t<decltype(v)>;
-    Temp vout(dev, n * sizeof(V), s);
+    PoolBlock vout(dev.pool(), n * sizeof(V), s);
     radix<K, V>(dev, keys, kout.as<K>(), v, vout.as<V>(), n, descending, s);
     check(cudaMemcpyAsync(v, vout.as<V>(), n * sizeof(V), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
   };
