@@ -11,6 +11,7 @@
 #include "runtime/logging.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/telemetry.hpp"
+#include "veda/build_config.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"
 
@@ -138,16 +139,19 @@ bool offers_gpu(const Site& s) {
   return false;
 }
 
-// Why the GPU cannot take this call, or "" if it can.
+// Why the GPU cannot take this call, or "" if it can. What the call site
+// lacks comes before what the machine lacks: with a GPU it would still not run there.
 std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDesc& d) {
   if (!st.config.gpu())
     return st.config.gpu_source() == Source::Environment ? "GPU disabled by VEDA_GPU=0"
                                                          : "GPU disabled by config (gpu(false))";
-  if (!st.gpu.usable) return "no usable GPU: " + st.gpu.reason;
   if (!offers_gpu(site)) return "no GPU tier for this operation";
-  if (!d.gpu_capable)
-    return d.nvcc_site ? "function not device-callable (mark it VEDA_FN)" : "call site not compiled by nvcc";
-  return {};
+  std::string why;
+  if (VEDA_HAS_CUDA && !d.gpu_capable)
+    why = d.nvcc_site ? "function not device-callable (mark it VEDA_FN)" : "call site not compiled by nvcc";
+  if (!st.gpu.usable) why += (why.empty() ? "no usable GPU: " : "; no usable GPU either: ") + st.gpu.reason;
+  else if (why.empty() && !d.gpu_capable) why = "call site cannot run on the GPU";
+  return why;
 }
 
 Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
@@ -397,7 +401,6 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   p.bucket = &b;
   p.mask = r.mask;
   if (r.forced == Forced::GpuFellBack) p.fell_back = static_cast<std::uint8_t>(FallbackKind::PlacementGpu);
-  last_call().has_plan = false;
   const bool forced = d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r);
   if (d.forced_tier != Tier::Count && !forced && tier_device(d.forced_tier) == Device::Gpu)
     p.fell_back = static_cast<std::uint8_t>(FallbackKind::ForcedGpuTier);
@@ -481,6 +484,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
       for (auto& c : p.bucket->cached) c.store(0, std::memory_order_relaxed);
   }
   LastCall& l = last_call();
+  l.has_plan = false;  // a pipeline run inside this call is not this call's decision
   l.site = p.site;
   l.bucket = p.bucket;
   l.mask = p.mask;

@@ -137,6 +137,15 @@ void* Buffer::host_write() {
   return host_->data;
 }
 
+void* Buffer::host_overwrite() {
+  std::lock_guard lock(mu_);
+  throw_if_lost_locked();
+  if (dev_) wait_inflight_locked();
+  host_valid_ = true;
+  device_valid_ = false;
+  return host_->data;
+}
+
 void Buffer::ensure_device(DeviceApi& dev, StreamHandle s) {
   if (dev_ == &dev) return;
   // One device per runtime, and shutdown evicts every buffer, so a copy on

@@ -6,6 +6,7 @@
 #include "runtime/scheduler.hpp"
 #include "runtime/telemetry.hpp"
 #include "veda/decision.hpp"
+#include "veda/detail/call_scope.hpp"
 #include "veda/error.hpp"
 
 namespace veda {
@@ -135,12 +136,17 @@ Decision decision_of(const CallRecord& l) {
 }
 
 namespace pipe {
-void plan_begin() noexcept { last_call().nparts = 0; }
+// Only the outermost call on the thread records a plan: a pipeline run
+// inside another call (a gpu_kernel body, a stage's function) is part of it.
+void plan_begin() noexcept {
+  if (t_call_depth == 1) last_call().nparts = 0;
+}
 void plan_add() noexcept {
   LastCall& l = last_call();
-  if (l.nparts < LastCall::kMaxParts) l.parts[l.nparts++] = static_cast<const CallRecord&>(l);
+  if (t_call_depth == 1 && l.nparts < LastCall::kMaxParts) l.parts[l.nparts++] = static_cast<const CallRecord&>(l);
 }
 void plan_finish(const std::string& name, std::size_t size) {
+  if (t_call_depth != 1) return;
   LastCall& l = last_call();
   l.has_plan = true;
   l.plan_name = name;

@@ -126,7 +126,38 @@ TEST_CASE("into writes a vector, a span or an Array") {
   CHECK_THROWS_AS(twice.into(arr, std::vector<float>(5)), veda::InvalidArgument);
 }
 
-TEST_CASE("an exception from f reaches the caller and leaves outputs untouched") {
+TEST_CASE("into writes in place whatever f's noexcept-ness: no new storage, also for an Array") {
+  Runtime rt;
+  auto may_throw = veda::gpu([] VEDA_FN(float a, float x) { return a * x + 1; }, {.name = "in-place"});
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{4099}, std::size_t{1} << 20}) {
+    const auto x = ramp(n, 0.5f);
+    std::vector<float> out(n, -1.0f);
+    const float* before = out.data();
+    veda::Array<float> arr(n);
+    const float* arr_before = arr.host().data();
+    for (int rep = 0; rep < 3; ++rep) {  // serial, then whatever the model settles on
+      may_throw.into(out, 2.0f, x);
+      may_throw.into(arr, 2.0f, x);
+    }
+    CHECK(out.data() == before);
+    CHECK(arr.host().data() == arr_before);
+    for (std::size_t i = 0; i < n; i += 1 + n / 97) {
+      CHECK(out[i] == 2.0f * x[i] + 1);
+      CHECK(arr.host()[i] == 2.0f * x[i] + 1);
+    }
+  }
+}
+
+TEST_CASE("into an Array that is also an input updates it element by element") {
+  Runtime rt;
+  auto inc = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.name = "self-inc"});
+  veda::Array<float> a(ramp(70001, 1.0f));
+  for (int rep = 0; rep < 3; ++rep) inc.into(a, a);
+  const auto expect = ramp(70001, 1.0f);
+  for (std::size_t i = 0; i < expect.size(); i += 997) CHECK(a.host()[i] == expect[i] + 3);
+}
+
+TEST_CASE("an exception from f reaches the caller; into keeps the output's size and veda stays usable") {
   Runtime rt;
   auto risky = veda::gpu([](float x) {
     if (x > 1000.0f) throw std::runtime_error("too big");
@@ -138,13 +169,19 @@ TEST_CASE("an exception from f reaches the caller and leaves outputs untouched")
     veda::ScopedPlacement scope(placement);
     for (int rep = 0; rep < 4; ++rep) {  // serial and parallel tiers
       std::vector<float> out(100000, -1.0f);
+      const float* before = out.data();
       CHECK_THROWS_WITH_AS(risky.into(out, x), "too big", std::runtime_error);
-      CHECK(out[0] == -1.0f);
-      CHECK(out[99999] == -1.0f);
+      CHECK(out.size() == 100000);  // values unspecified (the basic guarantee)
+      CHECK(out.data() == before);
+      CHECK_THROWS_WITH_AS((void)risky(x), "too big", std::runtime_error);
     }
   }
   x[77777] = 0;
   CHECK(risky(x)[77777] == 1.0f);  // still usable
+  std::vector<float> out(100000, -1.0f);
+  risky.into(out, x);
+  CHECK(out[77777] == 1.0f);
+  CHECK(out[99999] == 2.0f);
 }
 
 TEST_CASE("decisions explain themselves") {

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "veda/gpu_kernel.hpp"
+#include "veda/gpu.hpp"
+#include "veda/par_iter.hpp"
 
 namespace {
 struct Runtime {
@@ -126,4 +128,34 @@ TEST_CASE("exceptions from the CPU implementation reach the caller") {
   auto fine = veda::gpu_kernel([](std::span<float> v) { v[0] = 1; });
   fine(x);
   CHECK(x[0] == 1);
+}
+
+TEST_CASE("last_decision after a kernel whose body runs veda calls reports the kernel, not the inner calls") {
+  Runtime rt;
+  auto outer = veda::gpu_kernel(
+      [](std::span<const float> x, std::span<float> y) {
+        const double s = veda::par_iter(x, {.name = "inner-pipeline"}).map([](float v) { return 2.0 * v; }).sum();
+        veda::par_iter(veda::range(0, y.size())).for_each([&](std::size_t i) { y[i] = static_cast<float>(s); });
+      },
+      {.name = "outer-kernel"});
+  std::vector<float> x(1000, 1.0f), y(1000);
+  outer(x, y);
+  CHECK(y[999] == 2000.0f);
+  const auto d = veda::last_decision();
+  CHECK(d.name == "outer-kernel");
+  CHECK(d.tier == "cpu");
+  CHECK(d.segments.empty());
+  // A pipeline on its own still reports its plan.
+  (void)veda::par_iter(x, {.name = "alone"}).map([](float v) { return v + 1; }).sum();
+  CHECK(veda::last_decision().name == "alone");
+}
+
+TEST_CASE("a veda::gpu call site compiled by the host compiler says so in its reason") {
+  Runtime rt;
+  auto inc = veda::gpu([](float v) { return v + 1; }, {.name = "host-site"});
+  (void)inc(std::vector<float>(100));
+  const auto d = veda::last_decision();
+  CHECK(d.device == veda::Device::Cpu);
+  if (VEDA_HAS_CUDA) CHECK(d.reason.find("call site not compiled by nvcc") != std::string::npos);
+  if (!veda::get_runtime().gpu_usable()) CHECK(d.reason.find("no usable GPU") != std::string::npos);
 }

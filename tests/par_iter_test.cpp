@@ -160,6 +160,19 @@ TEST_CASE("index ranges, searches and extremes") {
   });
 }
 
+TEST_CASE("ranges of mixed integer types meet in their common type; bounds that do not fit are rejected") {
+  Runtime rt;
+  std::vector<int> v(1001, 1);
+  const auto r = veda::range(0, v.size());  // int and std::size_t
+  static_assert(std::is_same_v<decltype(r), const veda::IndexRange<std::size_t>>);
+  CHECK(veda::par_iter(r).count() == v.size());
+  CHECK(veda::par_iter(veda::range(std::int16_t{-5}, 5LL)).sum() == -5);
+  CHECK(veda::par_iter(veda::range(3u, 3)).count() == 0);
+  CHECK_THROWS_AS(veda::range(-1, v.size()), veda::InvalidArgument);     // -1 is no std::size_t
+  CHECK_THROWS_AS(veda::range(5u, 3), veda::InvalidArgument);            // last < first
+  CHECK(veda::range(-3, std::int64_t{1} << 40).last == std::int64_t{1} << 40);
+}
+
 TEST_CASE("reduce, for_each, collect_array, sources") {
   Runtime rt(3);
   const auto v = numbers(100003);

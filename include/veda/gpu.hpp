@@ -11,8 +11,8 @@
 // - A call with only scalars just calls f on the calling thread.
 // - The result is a std::vector for host ranges, or a veda::Array left where
 //   it was computed when any argument is an Array. into(out, args...) writes
-//   into a caller-provided std::vector (resized), std::span or Array (same
-//   length); if f may throw, the output is only replaced on success.
+//   in place into a caller-provided std::vector (resized), std::span or Array
+//   (same length); if f throws, the output holds unspecified values.
 // - For each call veda predicts serial, oneTBB and (when the call site is
 //   compiled by nvcc against a CUDA-enabled veda, and a GPU is usable) CUDA
 //   candidates, including the transfers the operands' residency requires,
@@ -111,6 +111,20 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   return d;
 }
 
+// The host pointer a CPU tier writes an Array output through: its old
+// contents are not brought up to date unless an input is the same Array.
+template <class R, class... A>
+R* host_output(Array<R>& out, const A&... a) {
+  detail::Buffer* b = out.buffer();
+  if (!b) return nullptr;
+  bool aliased = false;
+  auto check = [&](const auto& x) {
+    if constexpr (is_array_v<decltype(x)>) aliased |= x.buffer() == b;
+  };
+  (check(a), ...);
+  return static_cast<R*>(aliased ? b->host_write() : b->host_overwrite());
+}
+
 constexpr std::uint32_t kMapTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) |
                                     tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda) |
                                     tier_bit(Tier::CudaStreamed);
@@ -151,46 +165,26 @@ class GpuFunction {
   }
 
   // Writes the results into `out`: a std::vector (resized), a std::span or an
-  // Array of the call's length.
+  // Array of the call's length, in place: no allocation beyond a vector's
+  // resize. If f throws, the output holds unspecified values of its type
+  // (the basic guarantee) and the exception reaches the caller.
   template <class Out, class... A>
   void into(Out&& out, const A&... a) const {
     using R = std::invoke_result_t<const F&, const detail::elem_t<A>&...>;
     static_assert(detail::any_range_v<A...>, "veda::gpu::into needs at least one range argument");
     const std::size_t n = detail::common_length(opt_.name, a...);
     using O = std::remove_cvref_t<Out>;
-    if constexpr (detail::arg_traits<O>::kind == detail::RangeKind::Vector) {
-      if constexpr (std::is_nothrow_invocable_v<const F&, const detail::elem_t<A>&...>) {
-        out.resize(n);
-        run<R>(out.data(), nullptr, n, a...);
-      } else {
-        std::vector<R> tmp(n);  // replaced only on success
-        run<R>(tmp.data(), nullptr, n, a...);
-        out.swap(tmp);
-      }
-    } else if constexpr (detail::arg_traits<O>::kind == detail::RangeKind::Span) {
-      if (out.size() != n)
-        throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
-                              " elements but the inputs have " + std::to_string(n));
-      if constexpr (std::is_nothrow_invocable_v<const F&, const detail::elem_t<A>&...>) {
-        run<R>(out.data(), nullptr, n, a...);
-      } else {
-        std::vector<R> tmp(n);
-        run<R>(tmp.data(), nullptr, n, a...);
-        std::copy(tmp.begin(), tmp.end(), out.begin());
-      }
-    } else {
-      static_assert(detail::arg_traits<O>::kind == detail::RangeKind::Array,
-                    "veda::gpu::into: output must be a std::vector, std::span or veda::Array");
-      if (out.size() != n)
-        throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
-                              " elements but the inputs have " + std::to_string(n));
-      auto fresh = Array<R>::from_storage(detail::make_host_storage(n * sizeof(R)), n);
-      run<R>(nullptr, &fresh, n, a...);
-      const std::size_t rows = out.rows(), cols = out.cols();
-      const bool two_d = out.ndim() == 2;
-      out = std::move(fresh);
-      if (two_d) out.reshape(rows, cols);
+    constexpr auto kind = detail::arg_traits<O>::kind;
+    static_assert(kind != detail::RangeKind::None, "veda::gpu::into: output must be a std::vector, std::span or veda::Array");
+    static_assert(std::is_same_v<detail::elem_t<O>, R>, "veda::gpu::into: the output's element type must be the result type");
+    if constexpr (kind == detail::RangeKind::Vector) {
+      out.resize(n);
+    } else if (out.size() != n) {
+      throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
+                            " elements but the inputs have " + std::to_string(n));
     }
+    if constexpr (kind == detail::RangeKind::Array) run<R>(nullptr, &out, n, a...);
+    else run<R>(out.data(), nullptr, n, a...);
   }
 
  private:
@@ -216,7 +210,7 @@ class GpuFunction {
     }
 #endif
     if (detail::tier_device(p.tier) == Device::Gpu) p.tier = detail::Tier::Serial;  // n == 0
-    R* out = to_host ? host_out : out_arr->host().data();
+    R* out = to_host ? host_out : detail::host_output(*out_arr, a...);
     detail::run_map_cpu(rt, p, f_, out, n, detail::host_accessor(a)...);
     detail::end_call(rt, p, d);
   }

@@ -36,6 +36,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "veda/array.hpp"
@@ -50,17 +51,24 @@
 
 namespace veda {
 
-// Integers first, first+1, ..., last-1 as a pipeline source.
+// Integers first, first+1, ..., last-1 as a pipeline source. Bounds of
+// different integer types (range(0, v.size())) meet in their common type;
+// a bound that does not fit it, or last < first, is veda::InvalidArgument.
 template <class I>
 struct IndexRange {
   I first;
   I last;
 };
-template <class I>
-IndexRange<I> range(I first, I last) {
-  static_assert(std::is_integral_v<I>, "veda::range takes integers");
-  if (last < first) throw InvalidArgument("veda::range: last < first");
-  return {first, last};
+template <class I, class J>
+IndexRange<std::common_type_t<I, J>> range(I first, J last) {
+  static_assert(std::is_integral_v<I> && std::is_integral_v<J> && !std::is_same_v<I, bool> && !std::is_same_v<J, bool>,
+                "veda::range takes integers");
+  using C = std::common_type_t<I, J>;
+  if (!std::in_range<C>(first) || !std::in_range<C>(last))
+    throw InvalidArgument("veda::range: bounds " + std::to_string(first) + ", " + std::to_string(last) +
+                          " do not fit their common integer type");
+  if (std::cmp_less(last, first)) throw InvalidArgument("veda::range: last < first");
+  return {static_cast<C>(first), static_cast<C>(last)};
 }
 template <class I>
 IndexRange<I> range(I n) {

@@ -71,7 +71,7 @@ using namespace veda::detail;
 
 #if VEDA_HAS_CUDA
 template <class Acc, class Range, class Op>
-Acc reduce_gpu(Runtime& rt, const Range& r, const Acc& identity, const Op& op, std::optional<ReduceKind> builtin) {
+Acc reduce_gpu(Runtime& rt, const Range& r, const Acc& identity, [[maybe_unused]] const Op& op, std::optional<ReduceKind> builtin) {
   namespace gb = gpu_bridge;
   using T = elem_t<Range>;
   const std::size_t n = r.size();

@@ -53,9 +53,12 @@ class Buffer {
   int device() const;  // index of the device holding a copy, -1 if none
 
   // Host side. host_read() copies back if the host copy is stale; host_write()
-  // also waits for device work in flight and marks the device copy stale.
+  // does too, and also waits for device work in flight and marks the device copy stale.
   const void* host_read();
   void* host_write();
+  // For an output about to be overwritten whole: like host_write() without
+  // bringing the host copy up to date first.
+  void* host_overwrite();
 
   // Device side, on stream `s` of `dev`. device_read() copies in if the device
   // copy is stale. device_write() makes the host copy stale; with

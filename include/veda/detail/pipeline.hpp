@@ -216,7 +216,7 @@ PhaseRange<std::tuple_size_v<Stages>> phase_range(const Stages& st, std::size_t 
   PhaseRange<std::tuple_size_v<Stages>> r;
   r.hi = n;
   [&]<std::size_t... K>(std::index_sequence<K...>) {
-    auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+    [[maybe_unused]] auto one = [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {  // unused without stages
       using S = std::tuple_element_t<J, Stages>;
       const auto& s = std::get<J>(st);
       r.base[J] = r.lo;

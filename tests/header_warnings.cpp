@@ -1,0 +1,30 @@
+// Contract: the public headers compile without warnings under -Wall -Wextra
+// in a user's program (built with -Werror, so a warning breaks the build):
+// each template a program is likely to instantiate is instantiated here.
+#include <veda/veda.hpp>
+
+#include <span>
+#include <vector>
+
+void veda_header_warnings() {
+  std::vector<float> x(10, 1.0f), y(10);
+  auto f = veda::gpu([](float a, float v) { return a * v; });
+  y = f(2.0f, x);
+  f.into(y, 2.0f, x);
+  f.into(std::span<float>(y), 2.0f, std::span<const float>(x));
+  veda::Array<float> a(10);
+  f.into(a, 2.0f, x);
+  veda::par_iter(veda::range(0, y.size())).for_each([&](std::size_t i) { y[i] += 1; });  // no stages
+  veda::par_iter(x).for_each([](float) {});
+  (void)veda::par_iter(x).filter([](float v) { return v > 0; }).map([](float v) { return 2 * v; }).collect();
+  (void)veda::par_iter(x).zip(veda::range(10)).count();
+  (void)veda::sum(x);
+  (void)veda::max(a);
+  std::vector<float> sc(x.size());
+  veda::inclusive_scan(x, sc);
+  std::vector<float> s = x;
+  veda::sort(s);
+  veda::Array<float> m(4, 4), t = veda::transpose(m), p = veda::matmul(m, t);
+  auto k = veda::gpu_kernel([](std::span<const float> in, std::span<float> out) { out[0] = in[0]; });
+  k(x, y);
+}
