@@ -57,6 +57,16 @@ double TierSamples::median_ns_per_elem() const {
   return *mid;
 }
 
+double TierSamples::median_us() const {
+  if (count_ == 0) return 0;
+  const int k = std::min<int>(count_, kRecent);
+  std::array<double, kRing> r{};
+  for (int j = 0; j < k; ++j) r[static_cast<std::size_t>(j)] = us_[static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing)];
+  auto mid = r.begin() + (k - 1) / 2;
+  std::nth_element(r.begin(), mid, r.begin() + k);
+  return *mid;
+}
+
 void BucketState::reset(std::uint64_t gen) {
   generation = gen;
   for (auto& s : samples) s.reset();
@@ -64,6 +74,7 @@ void BucketState::reset(std::uint64_t gen) {
   refresh.fill(0);
   last_sample_ns.fill(0);
   long_calls.store(false, std::memory_order_relaxed);
+  redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
 }
@@ -117,7 +128,7 @@ Site* site_for(const void* identity, std::string_view name, OpClass op, std::uin
 }
 
 LastCall& last_call() noexcept {
-  thread_local LastCall l;
+  [[gnu::tls_model("initial-exec")]] thread_local LastCall l;
   return l;
 }
 
@@ -132,20 +143,13 @@ struct Resolved {
   bool gpu_ok = false;
 };
 
-bool offers_gpu(const Site& s) {
-  for (int t = 0; t < kTierCount; ++t)
-    if ((s.tiers() & tier_bit(static_cast<Tier>(t))) && tier_device(static_cast<Tier>(t)) == Device::Gpu)
-      return true;
-  return false;
-}
-
 // Why the GPU cannot take this call, or "" if it can. What the call site
 // lacks comes before what the machine lacks: with a GPU it would still not run there.
 std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDesc& d) {
   if (!st.config.gpu())
     return st.config.gpu_source() == Source::Environment ? "GPU disabled by VEDA_GPU=0"
                                                          : "GPU disabled by config (gpu(false))";
-  if (!offers_gpu(site)) return "no GPU tier for this operation";
+  if (!site.offers_gpu()) return "no GPU tier for this operation";
   std::string why;
   if (VEDA_HAS_CUDA && !d.gpu_capable)
     why = d.nvcc_site ? "function not device-callable (mark it VEDA_FN)" : "call site not compiled by nvcc";
@@ -154,11 +158,12 @@ std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDes
   return why;
 }
 
-Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
+// Inlined: returned through memory, its two bytes cost a store-forwarding stall per call.
+[[gnu::always_inline]] inline Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
   Resolved r;
   const Placement scoped = scoped_placement();
   const Placement want = d.placement != Placement::Auto ? d.placement : scoped;
-  const bool gpu_possible = st.config.gpu() && st.gpu.usable && d.gpu_capable && offers_gpu(site);
+  const bool gpu_possible = st.config.gpu() && st.gpu.usable && d.gpu_capable && site.offers_gpu();
   if (!st.config.gpu() && want != Placement::Gpu) {
     r.mask = kCpuOnly;
     r.forced = st.config.gpu_source() == Source::Environment ? Forced::EnvCpu : Forced::ConfigCpu;
@@ -307,7 +312,13 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   b.explanation[r.mask] = expl;
   p.explanation = std::move(expl);
   b.coexec_fraction.store(c.gpu_fraction, std::memory_order_relaxed);
-  b.cached[r.mask].store(c.settled ? pack(st.generation, c.tier) : 0, std::memory_order_release);
+  const std::uint64_t settled = c.settled ? pack(st.generation, c.tier) : 0;
+  const bool confirmed = settled != 0 && b.cached[r.mask].load(std::memory_order_relaxed) == settled &&
+                         !b.long_calls.load(std::memory_order_relaxed);
+  const std::uint32_t mask = b.redecide_mask.load(std::memory_order_relaxed);
+  b.redecide_mask.store(confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax) : BucketState::kRedecideMin,
+                        std::memory_order_relaxed);
+  b.cached[r.mask].store(settled, std::memory_order_release);
   p.tier = c.tier;
   p.gpu_fraction = c.gpu_fraction;
   p.sync_for_timing = !c.settled;
@@ -381,18 +392,27 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
 }
 
 namespace {
+// How long the workers have been idle, in microseconds (0 in deterministic
+// mode, whose decisions depend on nothing measured during the run).
+double idle_us_now(const RuntimeState& st) {
+  return st.config.deterministic() ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns(now_ns())) / 1e3;
+}
+
+// Whether the workers have slept long enough for a wake-up to show.
+bool workers_asleep(const RuntimeState& st) {
+  return !st.config.deterministic() &&
+         st.cpu_executor->asleep(static_cast<std::int64_t>(st.profile.cpu.tbb_idle_us * 1e3));
+}
+
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
   const Resolved r = resolve(st, site, d);
-  const std::int64_t now = now_ns();
-  const bool det = st.config.deterministic();
-  const double idle_us = det ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns(now)) / 1e3;
   // Element-wise history is kept apart for sleeping workers (the wake-up is a
   // large share of a short call); the ops' calls are long, and a GEMM on
   // OpenBLAS's own threads leaves oneTBB's idle, which would split their
   // history by the previous call's tier.
   const bool elementwise = site.op() == OpClass::Map || site.op() == OpClass::Kernel || site.op() == OpClass::Reduce;
-  const int idle = elementwise && idle_us > st.profile.cpu.tbb_idle_us ? 1 : 0;
+  const int idle = elementwise && workers_asleep(st) ? 1 : 0;
   TypeSlot& slot = site.slot(d.type_key);
   BucketState& b = slot.bucket(bucket_of(d.n), residency_of(d), idle);
   Plan p;
@@ -407,7 +427,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   if (forced) {
     if (d.forced_tier == Tier::CoExec) {
       // The split still comes from the model: both sides' predicted speeds.
-      decide_slow(st, site, slot, b, d, r, idle_us, p);
+      decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
       p.gpu_fraction = 0.5;
       if (auto e = std::static_pointer_cast<const Explanation>(p.explanation))
         for (const auto& est : e->estimates)
@@ -416,37 +436,38 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
     p.grain = grain_for(st, slot, d, p.tier);
-    p.t0 = now;
+    p.t0 = now_ns();
     p.forced_tier = true;
     start_gpu_marks(st, p);
     return p;
   }
   const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
-  // Every 64th call on this thread re-decides with the history gathered since
-  // (a thread-local count: no shared cache line on the hot path).
-  thread_local std::uint32_t calls = 0;
-  if (packed != 0 && (packed >> 8) == st.generation && (++calls & 63) != 0) {
+  // Every 64th-4096th call on this thread re-decides with the history
+  // gathered since (a thread-local count: no shared cache line on the hot path).
+  [[gnu::tls_model("initial-exec")]] thread_local std::uint32_t calls = 0;
+  if (packed != 0 && (packed >> 8) == st.generation &&
+      (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
     p.sync_for_timing = false;
-    // A settled decision keeps learning from every 4th call (the clock
-    // reads are a sizeable share of a tiny call), from every call in
-    // buckets whose calls are long.
-    p.timed = (calls & 3) == 0 || b.long_calls.load(std::memory_order_relaxed);
-    p.t0 = now;  // deciding cost an atomic load: time from the start
+    // A settled decision keeps learning from every 16th call (a clock read
+    // costs as much as a tiny call), from every call in buckets whose calls
+    // are long, and telemetry times every call.
+    p.timed = (calls & 15) == 0 || b.long_calls.load(std::memory_order_relaxed) || st.telemetry;
+    p.t0 = p.timed ? now_ns() : 0;  // deciding cost an atomic load: time from here
   } else {
-    decide_slow(st, site, slot, b, d, r, idle_us, p);
+    decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
     p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
   p.grain = grain_for(st, slot, d, p.tier);
-  start_gpu_marks(st, p);
+  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks(st, p);
   return p;
 }
 }  // namespace
 
 void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
-  end_gpu_marks(st, p);
+  if (tier_device(p.tier) == Device::Gpu) end_gpu_marks(st, p);
   const bool finished = measured;  // the work is done (not queued on a stream)
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
@@ -466,8 +487,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
       auto& samples = p.bucket->samples[static_cast<std::size_t>(p.tier)];
       samples.add(us, static_cast<double>(d.n));
       p.bucket->last_sample_ns[static_cast<std::size_t>(p.tier)] = p.t0 + t;
-      // The typical run must be long too: a preempted short call is not.
-      if (t >= 20'000) p.bucket->long_calls.store(true, std::memory_order_relaxed);
+      p.bucket->long_calls.store(samples.median_us() >= 20, std::memory_order_relaxed);
       if (teaches && t >= 20'000 && samples.count() >= 2) {
         const double median = samples.median_ns_per_elem();
         if (median * static_cast<double>(d.n) >= 20'000) per_elem = median;

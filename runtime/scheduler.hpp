@@ -38,6 +38,8 @@ class TierSamples {
   // Lower median of nanoseconds per element over the newest kRecent samples
   // (0: none). Lower: noise only ever slows a run down.
   double median_ns_per_elem() const;
+  // Lower median of the newest kRecent times in microseconds (0: none).
+  double median_us() const;
   void reset() noexcept { *this = TierSamples{}; }
 
  private:
@@ -68,9 +70,15 @@ class BucketState {
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
-  // A call here has taken 20 us or more: every call is then timed (a clock
-  // read is noise next to it), not one in four.
+  // Calls here typically take 20 us or more (the median of the tier's recent
+  // runs: one preempted call does not count): every call is then timed (a
+  // clock read is noise next to it), not one in sixteen.
   std::atomic<bool> long_calls{false};
+  // A settled decision is re-made when the thread's call count & this mask is
+  // 0: every 64th call, doubling up to every 4096th while re-decisions of
+  // short calls keep confirming it (a re-decision costs microseconds).
+  static constexpr std::uint32_t kRedecideMin = 63, kRedecideMax = 4095;
+  std::atomic<std::uint32_t> redecide_mask{kRedecideMin};
   void reset(std::uint64_t generation);
 };
 
@@ -88,12 +96,16 @@ class TypeSlot {
 class Site {
  public:
   Site(std::string name, OpClass op, std::uint32_t tiers, CostHint hint)
-      : name_(std::move(name)), op_(op), tiers_(tiers), hint_(hint) {}
+      : name_(std::move(name)), op_(op), tiers_(tiers), hint_(hint) {
+    for (int t = 0; t < kTierCount; ++t)
+      offers_gpu_ |= (tiers & tier_bit(static_cast<Tier>(t))) && tier_device(static_cast<Tier>(t)) == Device::Gpu;
+  }
   ~Site();
   const std::string& name() const noexcept { return name_; }
   OpClass op() const noexcept { return op_; }
   std::uint32_t tiers() const noexcept { return tiers_; }
   const CostHint& hint() const noexcept { return hint_; }
+  bool offers_gpu() const noexcept { return offers_gpu_; }
   TypeSlot& slot(const void* type_key);
 
  private:
@@ -102,6 +114,7 @@ class Site {
   OpClass op_;
   std::uint32_t tiers_;
   CostHint hint_;
+  bool offers_gpu_ = false;
   std::mutex mu_;
   std::array<std::atomic<const void*>, kSlots> keys_{};
   std::array<std::atomic<TypeSlot*>, kSlots> slots_{};

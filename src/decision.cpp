@@ -12,7 +12,7 @@
 namespace veda {
 namespace detail {
 namespace {
-thread_local Placement t_scoped = Placement::Auto;
+[[gnu::tls_model("initial-exec")]] thread_local Placement t_scoped = Placement::Auto;
 }
 Placement scoped_placement() noexcept { return t_scoped; }
 

@@ -29,6 +29,7 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   void on_scheduler_entry(bool is_worker) override {
     if (!is_worker) return;
     ex_.workers_inside_.fetch_add(1, std::memory_order_relaxed);
+    ex_.asleep_.store(false, std::memory_order_relaxed);
     if (ex_.listener_.load(std::memory_order_acquire)) {
       entered_ns() = now_ns();
       entered_slot() = tbb::this_task_arena::current_thread_index();
@@ -138,11 +139,23 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
 std::int64_t CpuExecutor::idle_ns(std::int64_t now) const noexcept {
   if (workers_inside_.load(std::memory_order_relaxed) > 0) return 0;
   const auto last = last_parallel_end_ns_.load(std::memory_order_relaxed);
-  return last == 0 ? std::int64_t{1} << 40 : now - last;
+  return last == 0 ? std::int64_t{1} << 40 : std::max<std::int64_t>(0, now - last);
+}
+
+bool CpuExecutor::asleep(std::int64_t threshold_ns) noexcept {
+  if (asleep_.load(std::memory_order_relaxed)) return true;
+  if (workers_inside_.load(std::memory_order_relaxed) > 0) return false;
+  const auto last = last_parallel_end_ns_.load(std::memory_order_relaxed);
+  if (last != 0 && now_ns() - last <= threshold_ns) return false;
+  asleep_.store(true, std::memory_order_relaxed);
+  // Work that ended meanwhile wins (a stale "asleep" only misplaces a call).
+  if (last_parallel_end_ns_.load(std::memory_order_relaxed) != last) asleep_.store(false, std::memory_order_relaxed);
+  return true;
 }
 
 void CpuExecutor::note_parallel_end() noexcept {
   last_parallel_end_ns_.store(now_ns(), std::memory_order_relaxed);
+  asleep_.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace veda::detail

@@ -74,6 +74,10 @@ class CpuExecutor {
   // Nanoseconds the workers have been idle: 0 while one is in the arena,
   // else since the last parallel activity (large if never).
   std::int64_t idle_ns(std::int64_t now) const noexcept;
+  // Whether they have been idle for more than `threshold_ns`. Once they have,
+  // the answer is kept until they work again, so a stream of serial calls
+  // reads no clock (a clock read costs as much as a tiny call).
+  bool asleep(std::int64_t threshold_ns) noexcept;
   void note_parallel_end() noexcept;
 
   // Starts every worker thread and waits until each has run a task.
@@ -93,6 +97,7 @@ class CpuExecutor {
   std::optional<tbb::task_arena> arena_;
   std::atomic<std::int64_t> last_parallel_end_ns_{0};
   std::atomic<int> workers_inside_{0};
+  std::atomic<bool> asleep_{false};
   std::atomic<ActivityListener*> listener_{nullptr};
   std::unique_ptr<Observer> observer_;
 };
