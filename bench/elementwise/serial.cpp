@@ -1,6 +1,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "bench/common/lanes.hpp"
 #include "bench/elementwise/contenders.hpp"
 
 namespace bench::elementwise {
@@ -19,7 +20,8 @@ Runner serial(Work w, Workload& d) {
       };
     case Work::Sum:
       return [&d] {
-        volatile float s = std::accumulate(d.x.begin(), d.x.end(), 0.0f);
+        const float* x = d.x.data();
+        volatile float s = sum_lanes<float>(0, d.x.size(), [x](std::size_t i) { return x[i]; });
         (void)s;
       };
   }

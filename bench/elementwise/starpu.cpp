@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench/common/lanes.hpp"
 #include "bench/elementwise/contenders.hpp"
 
 namespace bench::elementwise::starpu {
@@ -32,9 +33,7 @@ void sum_cpu(void* buffers[], void* arg) {
   const unsigned n = STARPU_VECTOR_GET_NX(buffers[0]);
   float* slot = nullptr;
   starpu_codelet_unpack_args(arg, &slot);
-  float acc = 0;
-  for (unsigned i = 0; i < n; ++i) acc += x[i];
-  *slot = acc;
+  *slot = bench::sum_lanes<float>(0, n, [x](std::size_t i) { return x[i]; });
 }
 
 starpu_codelet saxpy_cl, expsin_cl, sum_cl;

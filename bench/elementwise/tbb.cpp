@@ -2,6 +2,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
 
+#include "bench/common/lanes.hpp"
 #include "bench/elementwise/contenders.hpp"
 
 namespace bench::elementwise {
@@ -26,8 +27,8 @@ Runner make(Work w, Workload& d) {
         volatile float s = tbb::parallel_reduce(
             tbb::blocked_range<std::size_t>(0, d.x.size()), 0.0f,
             [&](const auto& r, float acc) {
-              for (std::size_t i = r.begin(); i < r.end(); ++i) acc += d.x[i];
-              return acc;
+              const float* x = d.x.data();
+              return acc + sum_lanes<float>(r.begin(), r.end(), [x](std::size_t i) { return x[i]; });
             },
             [](float a, float b) { return a + b; }, Partitioner());
         (void)s;

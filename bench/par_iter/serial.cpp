@@ -1,14 +1,13 @@
+#include "bench/common/lanes.hpp"
 #include "bench/par_iter/contenders.hpp"
 
 namespace bench::par_iter {
 
 float serial(const float* x, std::size_t n) {
-  float s = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  return sum_lanes<float>(0, n, [x](std::size_t i) {
     const float a = stage1(x[i]);
-    if (keep(a)) s += stage2(a);
-  }
-  return s;
+    return keep(a) ? stage2(a) : 0.0f;
+  });
 }
 
 }  // namespace bench::par_iter
@@ -16,9 +15,7 @@ float serial(const float* x, std::size_t n) {
 namespace bench::par_iter {
 
 double serial_stream(const double* x, std::size_t n) {
-  double s = 0;
-  for (std::size_t i = 0; i < n; ++i) s += scale(x[i]);
-  return s;
+  return sum_lanes<double>(0, n, [x](std::size_t i) { return scale(x[i]); });
 }
 
 }  // namespace bench::par_iter

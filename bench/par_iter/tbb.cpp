@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bench/common/bench.hpp"
+#include "bench/common/lanes.hpp"
 #include "bench/par_iter/contenders.hpp"
 
 namespace bench::par_iter {
@@ -13,11 +14,10 @@ float tbb_fused(const float* x, std::size_t n) {
   return tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, n), 0.0f,
       [&](const tbb::blocked_range<std::size_t>& r, float s) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i) {
-          const float a = stage1(x[i]);
-          if (keep(a)) s += stage2(a);
-        }
-        return s;
+        return s + sum_lanes<float>(r.begin(), r.end(), [x](std::size_t i) {
+                 const float a = stage1(x[i]);
+                 return keep(a) ? stage2(a) : 0.0f;
+               });
       },
       [](float a, float b) { return a + b; });
 }
@@ -26,8 +26,7 @@ double tbb_stream(const double* x, std::size_t n) {
   return tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, n), 0.0,
       [&](const tbb::blocked_range<std::size_t>& r, double s) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i) s += scale(x[i]);
-        return s;
+        return s + sum_lanes<double>(r.begin(), r.end(), [x](std::size_t i) { return scale(x[i]); });
       },
       [](double a, double b) { return a + b; });
 }
