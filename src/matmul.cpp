@@ -85,27 +85,29 @@ detail::cuda::GemmTier gpu_tier(Tier t) {
                                     : detail::cuda::GemmTier::Cublas;
 }
 #endif
-}  // namespace
 
+// One matmul over Arrays into c (fresh, or the caller's for matmul_into).
 template <class T>
-Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
-  const GemmShape s = shape_of(a, b, o, "veda::matmul");
+void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const GemmShape& s, const MatmulOptions& o) {
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::CallDesc d = gemm_desc<T>(s, o);
-  detail::describe_operands(d, a, b);
-  auto c = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
-  c.reshape(s.m, s.n);
+  if (s.beta != 0) detail::describe_operands(d, a, b, c);  // C is read too
+  else detail::describe_operands(d, a, b);
   detail::run_op(
       rt, detail::op_site<MatmulTag<T, Array<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
-      [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.host().data(), b.host().data(), c.host().data()); },
+      [&](const detail::Plan& p) {
+        detail::Buffer* cb = c.buffer();
+        T* hc = cb ? static_cast<T*>(s.beta != 0 ? cb->host_write() : cb->host_overwrite()) : nullptr;
+        gemm_cpu(rt, p.tier, s, a.host().data(), b.host().data(), hc);
+      },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
         auto& dev = detail::cuda_device(rt);
         void* st = dev.stream();
         const T* da = detail::device_in(dev, a, st);
         const T* db = detail::device_in(dev, b, st);
-        T* dc = detail::device_out(dev, c, st);
+        T* dc = static_cast<T*>(s.beta != 0 ? detail::device_inout(dev, c.buffer(), st) : detail::device_out(dev, c.buffer(), st));
         detail::cuda::gemm(dev, gpu_tier(p.tier), s, da, db, dc, static_cast<cudaStream_t>(st));
         detail::device_done({a.buffer(), b.buffer(), c.buffer()}, st);
         return false;
@@ -114,7 +116,35 @@ Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
         return false;
 #endif
       });
+}
+
+GemmShape scaled(GemmShape s, const MatmulOptions& o) {
+  s.alpha = o.alpha;
+  s.beta = o.beta;
+  return s;
+}
+}  // namespace
+
+template <class T>
+Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
+  if (o.beta != 0)
+    throw InvalidArgument("veda::matmul: beta = " + std::to_string(o.beta) +
+                          " scales an existing C, which a returning matmul does not have (use matmul_into)");
+  const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul"), o);
+  auto c = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
+  c.reshape(s.m, s.n);
+  matmul_arrays(a, b, c, s, o);
   return c;
+}
+
+template <class T>
+void matmul_into(Array<T>& c, const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
+  const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul_into"), o);
+  if (c.rows() != s.m || c.cols() != s.n)
+    throw InvalidArgument("veda::matmul_into: C is " + dims(c.rows(), c.cols()) + " but A B is " + dims(s.m, s.n));
+  if (c.buffer() && (c.buffer() == a.buffer() || c.buffer() == b.buffer()))
+    throw InvalidArgument("veda::matmul_into: C is the same Array as A or B");
+  matmul_arrays(a, b, c, s, o);
 }
 
 template <class T>
@@ -140,11 +170,12 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
     return !x.empty() && !c.empty() && x.data() < c.data() + c.size() && c.data() < x.data() + x.size();
   };
   if (overlaps(a) || overlaps(b)) throw InvalidArgument("veda::matmul: C overlaps A or B");
-  GemmShape s{m, n, k, o.transpose_a, o.transpose_b};
+  const GemmShape s = scaled(GemmShape{m, n, k, o.transpose_a, o.transpose_b}, o);
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::CallDesc d = gemm_desc<T>(s, o);
-  detail::describe_host_operands(d, (a.size() + b.size()) * sizeof(T), c.size() * sizeof(T));
+  detail::describe_host_operands(d, (a.size() + b.size() + (s.beta != 0 ? c.size() : 0)) * sizeof(T),
+                                 c.size() * sizeof(T));
   detail::run_op(
       rt, detail::op_site<MatmulTag<T, std::span<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
       [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.data(), b.data(), c.data()); },
@@ -156,6 +187,7 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
             dc(rt, c.size_bytes() + 1, st);
         dev.copy_to_device(da.get(), a.data(), a.size_bytes(), st, false);
         dev.copy_to_device(db.get(), b.data(), b.size_bytes(), st, false);
+        if (s.beta != 0) dev.copy_to_device(dc.get(), c.data(), c.size_bytes(), st, false);
         detail::cuda::gemm(dev, gpu_tier(p.tier), s, static_cast<const T*>(da.get()), static_cast<const T*>(db.get()),
                            static_cast<T*>(dc.get()), static_cast<cudaStream_t>(st));
         dev.copy_to_host(c.data(), dc.get(), c.size_bytes(), st, false);
@@ -170,6 +202,7 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
 template <class T>
 Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Activation act, const MatmulOptions& o) {
   const std::string op = o.name.empty() ? "veda::linear" : o.name;
+  if (o.alpha != 1 || o.beta != 0) throw InvalidArgument(op + ": linear takes no alpha or beta");
   MatmulOptions mo = o;
   mo.transpose_a = false;
   mo.transpose_b = true;  // x w^T
@@ -232,6 +265,8 @@ template void matmul<float>(std::span<const float>, std::span<const float>, std:
                             std::size_t, const MatmulOptions&);
 template void matmul<double>(std::span<const double>, std::span<const double>, std::span<double>, std::size_t,
                              std::size_t, std::size_t, const MatmulOptions&);
+template void matmul_into<float>(Array<float>&, const Array<float>&, const Array<float>&, const MatmulOptions&);
+template void matmul_into<double>(Array<double>&, const Array<double>&, const Array<double>&, const MatmulOptions&);
 template Array<float> linear<float>(const Array<float>&, const Array<float>&, const Array<float>&, Activation,
                                     const MatmulOptions&);
 template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&, Activation,

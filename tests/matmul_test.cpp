@@ -8,7 +8,10 @@
 // there) and gpu_matmul_test (labelled gpu: every GPU tier forced).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -174,6 +177,84 @@ TEST_CASE("matmul on spans writes C in place") {
     veda::matmul<double>(a, b, c, 2, 3, 2, o);
     CHECK(c == std::vector<double>{58, 64, 139, 154});
   }
+}
+
+namespace {
+// C = alpha op(A) op(B) + beta C, oracle computed here from the reference product.
+template <class T>
+void matmul_into_agrees(double alpha, double beta) {
+  for (const auto& sh : kShapes) {
+    for (bool ta : {false, true}) {
+      CAPTURE(sh.m);
+      CAPTURE(sh.k);
+      CAPTURE(sh.n);
+      CAPTURE(ta);
+      const auto a = ta ? matrix<T>(sh.k, sh.m, 7) : matrix<T>(sh.m, sh.k, 7);
+      const auto b = matrix<T>(sh.k, sh.n, 8);
+      const auto c0 = matrix<T>(sh.m, sh.n, 9);
+      veda::MatmulOptions o;
+      o.transpose_a = ta;
+      o.tier = "cpu-reference";
+      const auto ab = veda::matmul(a, b, o);
+      veda::Array<T> want(sh.m, sh.n);
+      for (std::size_t i = 0; i < want.size(); ++i)
+        want.host()[i] = static_cast<T>(alpha * double(ab.host()[i]) + beta * double(c0.host()[i]));
+      o.alpha = alpha;
+      o.beta = beta;
+      auto tiers_and_reference = tiers(false);
+      tiers_and_reference.push_back("cpu-reference");
+      for (const auto& tier : tiers_and_reference) {
+        CAPTURE(tier);
+        o.tier = tier;
+        auto c = beta != 0 ? c0.clone() : veda::Array<T>(sh.m, sh.n);
+        if (beta == 0) std::fill(c.host().begin(), c.host().end(), std::numeric_limits<T>::quiet_NaN());  // never read
+        const T* before = c.host().data();
+        veda::matmul_into(c, a, b, o);
+        CHECK(c.host().data() == before);
+        check_close(c, want, 2 * std::abs(alpha) * tolerance<T>(sh.k, tier) + 1e-12);
+        if (!tier.empty()) CHECK(veda::last_decision().tier == tier);
+      }
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("matmul_into computes C = alpha A B + beta C in place for every shape and tier", T, float, double) {
+  Runtime rt;
+  matmul_into_agrees<T>(0.5, -2.0);  // exact scalings: only the product's rounding differs
+  matmul_into_agrees<T>(1.0, 1.0);   // C += A B
+  matmul_into_agrees<T>(-1.5, 0.0);  // C's NaN must not be read
+}
+
+TEST_CASE("matmul over vectors deduces T; alpha and beta apply to ranges too") {
+  Runtime rt;
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6};     // 2 x 3
+  const std::vector<double> b = {7, 8, 9, 10, 11, 12};  // 3 x 2
+  for (const char* tier : {"cpu-reference", "cpu-blas", "cpu-tiled", ""}) {
+    CAPTURE(tier);
+    std::vector<double> c(4, 1.0);
+    veda::matmul(a, b, c, 2, 3, 2, {.tier = tier, .alpha = 2, .beta = 10});
+    CHECK(c == std::vector<double>{126, 138, 288, 318});
+    std::vector<float> af(6, 1.0f), bf(6, 1.0f), cf(4, -1.0f);
+    veda::matmul(af, bf, std::span<float>(cf), 2, 3, 2, {.tier = tier});
+    CHECK(cf == std::vector<float>{3, 3, 3, 3});
+  }
+}
+
+TEST_CASE("alpha and beta errors: a returning matmul has no C, matmul_into needs C's shape and its own storage") {
+  Runtime rt;
+  const auto a = matrix<float>(3, 4, 1), b = matrix<float>(4, 5, 2);
+  CHECK_THROWS_AS(veda::matmul(a, b, {.beta = 1}), veda::InvalidArgument);
+  veda::Array<float> wrong(5, 3);
+  CHECK_THROWS_WITH_AS(veda::matmul_into(wrong, a, b), doctest::Contains("C is 5x3 but A B is 3x5"),
+                       veda::InvalidArgument);
+  auto sq = matrix<float>(4, 4, 3);
+  CHECK_THROWS_AS(veda::matmul_into(sq, sq, sq), veda::InvalidArgument);
+  const auto x = matrix<float>(2, 4, 4);
+  CHECK_THROWS_AS(veda::linear(x, b, veda::Array<float>(), veda::Activation::None, {.alpha = 2}), veda::InvalidArgument);
+  veda::Array<float> c(3, 5);
+  veda::matmul_into(c, a, b);  // still usable
+  CHECK(veda::last_decision().name == "matmul");
 }
 
 TEST_CASE_TEMPLATE("linear = act(x w^T + bias) for every activation and tier", T, float, double) {

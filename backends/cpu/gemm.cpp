@@ -13,7 +13,8 @@ void gemm_reference(const GemmShape& s, const T* a, const T* b, T* c) {
     for (std::size_t j = 0; j < s.n; ++j) {
       double acc = 0;
       for (std::size_t p = 0; p < s.k; ++p) acc += static_cast<double>(op_a(s, a, i, p)) * op_b(s, b, p, j);
-      c[i * s.n + j] = static_cast<T>(acc);
+      T& out = c[i * s.n + j];
+      out = static_cast<T>(s.beta == 0 ? s.alpha * acc : s.alpha * acc + s.beta * static_cast<double>(out));
     }
 }
 
@@ -29,6 +30,7 @@ bool gemm_blas(const Blas& blas, int threads, const GemmShape& s, const T* a, co
   const int lda = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
   const int ldb = static_cast<int>(std::max<std::size_t>(s.ldb(), 1));
   const int ldc = std::max(n, 1);
+  const T alpha = static_cast<T>(s.alpha), beta = static_cast<T>(s.beta);
   // A vector on either side: gemv over the matrix operand. C = op(A) x when
   // n == 1; C^T = op(B)^T a when m == 1 (then B is the matrix, transposed
   // the other way). A vector's stride is its row stride when stored as a
@@ -43,15 +45,15 @@ bool gemm_blas(const Blas& blas, int threads, const GemmShape& s, const T* a, co
     const int ld = by_a ? lda : ldb;
     const int inc = by_a ? (s.trans_b ? 1 : ldb) : (s.trans_a ? lda : 1);
     if constexpr (std::is_same_v<T, float>)
-      blas.sgemv(kRowMajor, mat_t ? kTrans : kNoTrans, rows, cols, 1.0f, mat, ld, vec, inc, 0.0f, c, 1);
+      blas.sgemv(kRowMajor, mat_t ? kTrans : kNoTrans, rows, cols, alpha, mat, ld, vec, inc, beta, c, 1);
     else
-      blas.dgemv(kRowMajor, mat_t ? kTrans : kNoTrans, rows, cols, 1.0, mat, ld, vec, inc, 0.0, c, 1);
+      blas.dgemv(kRowMajor, mat_t ? kTrans : kNoTrans, rows, cols, alpha, mat, ld, vec, inc, beta, c, 1);
     return true;
   }
   if constexpr (std::is_same_v<T, float>)
-    blas.sgemm(kRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+    blas.sgemm(kRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   else
-    blas.dgemm(kRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+    blas.dgemm(kRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   return true;
 }
 

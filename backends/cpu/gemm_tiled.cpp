@@ -44,10 +44,11 @@ void pack_b(const GemmShape& s, const T* b, std::size_t p0, std::size_t kc, std:
       for (std::size_t c = 0; c < nr; ++c) *out++ = jr + c < nc ? op_b(s, b, p0 + p, j0 + jr + c) : T(0);
 }
 
-// C[0..mr) x [0..nr) (+)= Ap * Bp over kc. VB: vector bytes of the ISA.
+// C[0..mr) x [0..nr) = alpha Ap * Bp + beta C over kc for the first depth
+// block, += alpha Ap * Bp for the others. VB: vector bytes of the ISA.
 template <class T, int VB>
 [[gnu::always_inline]] inline void micro(std::size_t kc, const T* ap, const T* bp, T* c, std::size_t ldc,
-                                         std::size_t mr, std::size_t nr, bool accumulate) {
+                                         std::size_t mr, std::size_t nr, bool first, T alpha, T beta) {
   typedef T V __attribute__((vector_size(VB)));
   typedef T VU __attribute__((vector_size(VB), aligned(sizeof(T)), may_alias));  // unaligned view
   constexpr std::size_t L = VB / sizeof(T), NV = 2, NR = NV * L;
@@ -61,18 +62,21 @@ template <class T, int VB>
       for (std::size_t v = 0; v < NV; ++v) acc[r][v] += av * b[v];
     }
   }
+  // beta == 0: the old C is not used (it may hold NaN).
   if (mr == kMR && nr == NR) {
     for (std::size_t r = 0; r < kMR; ++r)
       for (std::size_t v = 0; v < NV; ++v) {
         auto* q = reinterpret_cast<VU*>(c + r * ldc + v * L);
-        *q = accumulate ? *q + acc[r][v] : acc[r][v];
+        const V x = alpha * acc[r][v];
+        *q = !first ? *q + x : beta == T(0) ? x : x + beta * *q;
       }
     return;
   }
   for (std::size_t r = 0; r < mr; ++r)
     for (std::size_t j = 0; j < nr; ++j) {
-      const T x = acc[r][j / L][j % L];
-      c[r * ldc + j] = accumulate ? c[r * ldc + j] + x : x;
+      T& q = c[r * ldc + j];
+      const T x = alpha * acc[r][j / L][j % L];
+      q = !first ? q + x : beta == T(0) ? x : x + beta * q;
     }
 }
 
@@ -92,7 +96,7 @@ template <class T, int VB>
       const T* bp = bpack + ((jr - jb) / NR) * NR * kc;
       for (std::size_t ir = 0; ir < mc; ir += kMR)
         micro<T, VB>(kc, apack.data() + ir * kc, bp, c + (ic + ir) * s.n + jr, s.n, std::min(kMR, mc - ir),
-                     std::min(NR, j1 - jr), p0 > 0);
+                     std::min(NR, j1 - jr), p0 == 0, static_cast<T>(s.alpha), static_cast<T>(s.beta));
     }
   }
 }
@@ -129,8 +133,8 @@ std::pair<BlockFn<T>, std::size_t> pick() {
 template <class T>
 void gemm_tiled(CpuExecutor& ex, const GemmShape& s, const T* a, const T* b, T* c) {
   if (s.m == 0 || s.n == 0) return;
-  if (s.k == 0) {
-    std::fill(c, c + s.m * s.n, T(0));
+  if (s.k == 0) {  // C = beta C
+    for (std::size_t i = 0; i < s.m * s.n; ++i) c[i] = s.beta == 0 ? T(0) : static_cast<T>(s.beta) * c[i];
     return;
   }
   static const auto variant = pick<T>();

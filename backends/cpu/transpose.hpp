@@ -1,5 +1,6 @@
-// CPU transpose tiers: serial and tbb-auto, both in 32 x 32 blocks so that
-// reads and writes each stay within a few cache lines per block.
+// CPU transpose tiers: serial and tbb-auto, both in cache blocks so that
+// reads and writes each stay within a few cache lines per block (smaller
+// pieces at power-of-two row lengths: see transpose.cpp).
 #pragma once
 
 #include <cstddef>

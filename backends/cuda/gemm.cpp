@@ -177,7 +177,7 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   if (tier != GemmTier::Tiled && (s.m > kIntMax || s.n > kIntMax || s.k > kIntMax))
     throw InvalidArgument("veda::matmul: cuBLAS takes int dimensions; " + std::to_string(s.m) + "x" +
                           std::to_string(s.k) + "x" + std::to_string(s.n) + " does not fit (use tier gpu-tiled)");
-  if (tier == GemmTier::Tiled) {
+  if (tier == GemmTier::Tiled || s.k == 0) {  // k == 0: C = beta C, which the kernel computes
     launch_tiled_gemm(s, a, b, c, stream);
     check(cudaGetLastError(), "gpu-tiled GEMM launch");
     return;
@@ -191,15 +191,11 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   const auto ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int m = static_cast<int>(s.n), n = static_cast<int>(s.m), k = static_cast<int>(s.k);
   const int lda = static_cast<int>(std::max<std::size_t>(s.ldb(), 1)), ldb = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
-  const T one = 1, zero = 0;
-  if (k == 0) {
-    check(cudaMemsetAsync(c, 0, s.m * s.n * sizeof(T), stream), "cudaMemsetAsync");
-    return;
-  }
+  const T alpha = static_cast<T>(s.alpha), beta = static_cast<T>(s.beta);
   if constexpr (std::is_same_v<T, float>)
-    check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &one, b, lda, a, ldb, &zero, c, m), "cublasSgemm");
+    check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
   else
-    check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &one, b, lda, a, ldb, &zero, c, m), "cublasDgemm");
+    check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasDgemm");
 }
 
 void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,

@@ -50,7 +50,9 @@ __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
 #pragma unroll
   for (int q = 0; q < kTile / kRows; ++q) {
     const std::size_t row = row0 + threadIdx.y + q * kRows;
-    if (row < s.m) c[row * s.n + col] = acc[q];
+    if (row >= s.m) continue;
+    T& out = c[row * s.n + col];
+    out = s.beta == 0 ? T(s.alpha) * acc[q] : T(s.alpha) * acc[q] + T(s.beta) * out;  // beta 0: C not read
   }
 }
 

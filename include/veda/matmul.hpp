@@ -1,6 +1,8 @@
 // veda/matmul.hpp — matrix products that choose their device and kernel tier.
 //
 //   veda::Array<float> c = veda::matmul(a, b);                 // a: m x k, b: k x n
+//   veda::matmul_into(c, a, b, {.alpha = 0.5, .beta = 1});     // c = 0.5 a b + c, in place
+//   veda::matmul(x, y, z, m, k, n);                            // contiguous ranges (vectors, spans)
 //   auto y = veda::linear(x, w, bias, veda::Activation::Relu); // act(x w^T + bias)
 //
 // Contract:
@@ -9,6 +11,11 @@
 // - linear(x, w, bias, act): x is m x k, w is n x k (out x in features, as
 //   in PyTorch), bias has n elements (or is empty); the result is m x n.
 //   GELU is the tanh form (as cuBLASLt computes it).
+// - matmul_into and the range form compute C = alpha op(A) op(B) + beta C
+//   in the caller's C (m x n); with beta == 0 C's old contents are never
+//   read (NaN included), as in BLAS. C must not overlap A or B. A returning
+//   matmul has no C to scale: beta != 0 there is an error, as alpha or beta
+//   in linear() is.
 // - Shapes that do not fit throw veda::InvalidArgument naming both shapes,
 //   before any work.
 // - Tiers: cpu-reference (naive, double accumulation; only when forced: the
@@ -23,8 +30,10 @@
 // Thread-safety: any number of threads may call these at once.
 #pragma once
 
+#include <ranges>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
@@ -39,6 +48,8 @@ struct MatmulOptions {
   bool strict = false;
   std::string name;  // empty: "matmul" or "linear"
   std::string tier;  // force a named tier: tests, benchmarks, debugging
+  double alpha = 1;  // C = alpha op(A) op(B) + beta C
+  double beta = 0;
 };
 
 template <class T>
@@ -50,6 +61,24 @@ template <class T>
 void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::size_t m, std::size_t k, std::size_t n,
             const MatmulOptions& options = {});
 
+// C (m x n, 2-D) = alpha op(A) op(B) + beta C, in place.
+template <class T>
+void matmul_into(Array<T>& c, const Array<T>& a, const Array<T>& b, const MatmulOptions& options = {});
+
+// The same over contiguous ranges of one element type (std::vector,
+// std::array, spans, ...), with T deduced from them.
+template <std::ranges::contiguous_range A, std::ranges::contiguous_range B, std::ranges::contiguous_range C>
+  requires(!std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C>>> &&
+           std::is_same_v<std::ranges::range_value_t<A>, std::ranges::range_value_t<C>> &&
+           std::is_same_v<std::ranges::range_value_t<B>, std::ranges::range_value_t<C>>)
+void matmul(const A& a, const B& b, C&& c, std::size_t m, std::size_t k, std::size_t n,
+            const MatmulOptions& options = {}) {
+  using T = std::ranges::range_value_t<C>;
+  matmul<T>(std::span<const T>(std::ranges::data(a), std::ranges::size(a)),
+            std::span<const T>(std::ranges::data(b), std::ranges::size(b)),
+            std::span<T>(std::ranges::data(c), std::ranges::size(c)), m, k, n, options);
+}
+
 template <class T>
 Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Activation act = Activation::None,
                 const MatmulOptions& options = {});
@@ -60,6 +89,9 @@ extern template void matmul<float>(std::span<const float>, std::span<const float
                                    std::size_t, std::size_t, const MatmulOptions&);
 extern template void matmul<double>(std::span<const double>, std::span<const double>, std::span<double>, std::size_t,
                                     std::size_t, std::size_t, const MatmulOptions&);
+extern template void matmul_into<float>(Array<float>&, const Array<float>&, const Array<float>&, const MatmulOptions&);
+extern template void matmul_into<double>(Array<double>&, const Array<double>&, const Array<double>&,
+                                         const MatmulOptions&);
 extern template Array<float> linear<float>(const Array<float>&, const Array<float>&, const Array<float>&, Activation,
                                            const MatmulOptions&);
 extern template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&,

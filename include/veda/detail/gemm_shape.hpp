@@ -1,6 +1,8 @@
 // Shapes shared by matmul/linear and their tiers. Row-major throughout:
-// C (m x n) = op(A) (m x k) * op(B) (k x n), where op(A) = A, or A^T when A
-// is stored k x m (trans_a); likewise B stored n x k with trans_b.
+// C (m x n) = alpha op(A) (m x k) * op(B) (k x n) + beta C, where op(A) = A,
+// or A^T when A is stored k x m (trans_a); likewise B stored n x k with
+// trans_b. With beta == 0, C's old contents are never read (NaN included),
+// as in BLAS.
 #pragma once
 
 #include <cmath>
@@ -15,6 +17,7 @@ namespace detail {
 struct GemmShape {
   std::size_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
+  double alpha = 1, beta = 0;
   std::size_t lda() const noexcept { return trans_a ? m : k; }
   std::size_t ldb() const noexcept { return trans_b ? k : n; }
   double flops() const noexcept { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
