@@ -150,11 +150,10 @@ std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDes
     return st.config.gpu_source() == Source::Environment ? "GPU disabled by VEDA_GPU=0"
                                                          : "GPU disabled by config (gpu(false))";
   if (!site.offers_gpu()) return "no GPU tier for this operation";
-  std::string why;
-  if (VEDA_HAS_CUDA && !d.gpu_capable)
+  std::string why;  // (a CPU-only veda has no usable GPU: then the site is not the cause)
+  if (!d.gpu_capable && (VEDA_HAS_CUDA || st.gpu.usable))
     why = d.nvcc_site ? "function not device-callable (mark it VEDA_FN)" : "call site not compiled by nvcc";
   if (!st.gpu.usable) why += (why.empty() ? "no usable GPU: " : "; no usable GPU either: ") + st.gpu.reason;
-  else if (why.empty() && !d.gpu_capable) why = "call site cannot run on the GPU";
   return why;
 }
 
