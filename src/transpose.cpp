@@ -42,14 +42,21 @@ CallDesc transpose_desc(std::size_t rows, std::size_t cols, std::size_t elem, co
 }
 
 void transpose_cpu(Runtime& rt, Tier tier, const void* in, void* out, std::size_t rows, std::size_t cols,
-                   std::size_t elem) {
-  cpu::transpose(tier == Tier::TbbAuto ? rt.state().cpu_executor.get() : nullptr, in, out, rows, cols, elem);
+                   std::size_t elem, const TransposeOptions& o) {
+  cpu::transpose(tier == Tier::TbbAuto ? rt.state().cpu_executor.get() : nullptr, in, out, rows, cols, elem, o.alpha,
+                 o.beta);
+}
+
+void check_scaling(bool floating, const TransposeOptions& o) {
+  if ((o.alpha != 1 || o.beta != 0) && !floating)
+    throw InvalidArgument("veda::transpose: alpha and beta need float or double elements");
 }
 
 }  // namespace
 
 void transpose_bytes(const void* in, void* out, std::size_t in_elems, std::size_t out_elems, std::size_t rows,
-                     std::size_t cols, std::size_t elem, const TransposeOptions& o) {
+                     std::size_t cols, std::size_t elem, bool floating, const TransposeOptions& o) {
+  check_scaling(floating, o);
   const std::size_t n = rows * cols;
   if ((cols != 0 && n / cols != rows) || in_elems != n || out_elems != n)
     throw InvalidArgument("veda::transpose: a " + std::to_string(rows) + "x" + std::to_string(cols) +
@@ -63,17 +70,18 @@ void transpose_bytes(const void* in, void* out, std::size_t in_elems, std::size_
   CallScope scope;
   Runtime& rt = scope.runtime();
   CallDesc d = transpose_desc(rows, cols, elem, o);
-  describe_host_operands(d, bytes, bytes);
+  describe_host_operands(d, o.beta != 0 ? 2 * bytes : bytes, bytes);  // beta: out is read too
   run_op(
       rt, transpose_site<HostRanges>(o, elem), d,
-      [&](const Plan& p) { transpose_cpu(rt, p.tier, in, out, rows, cols, elem); },
+      [&](const Plan& p) { transpose_cpu(rt, p.tier, in, out, rows, cols, elem, o); },
       [&](const Plan&) {
 #if VEDA_HAS_CUDA
         auto& dev = cuda_device(rt);
         void* s = dev.stream();
         gpu_bridge::DeviceTemp din(rt, bytes + 1, s), dout(rt, bytes + 1, s);
         dev.copy_to_device(din.get(), in, bytes, s, false);
-        cuda::transpose_device(din.get(), dout.get(), rows, cols, elem, static_cast<cudaStream_t>(s));
+        if (o.beta != 0) dev.copy_to_device(dout.get(), out, bytes, s, false);
+        cuda::transpose_device(din.get(), dout.get(), rows, cols, elem, static_cast<cudaStream_t>(s), o.alpha, o.beta);
         dev.copy_to_host(out, dout.get(), bytes, s, false);
         return true;
 #else
@@ -82,23 +90,27 @@ void transpose_bytes(const void* in, void* out, std::size_t in_elems, std::size_
       });
 }
 
-void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t cols, std::size_t elem,
+void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t cols, std::size_t elem, bool floating,
                        const TransposeOptions& o) {
+  check_scaling(floating, o);
   CallScope scope;
   Runtime& rt = scope.runtime();
   CallDesc d = transpose_desc(rows, cols, elem, o);
-  describe_buffers(d, {in});
+  if (o.beta != 0) describe_buffers(d, {in, out});  // out is read too
+  else describe_buffers(d, {in});
   run_op(
       rt, transpose_site<Arrays>(o, elem), d,
       [&](const Plan& p) {
-        if (rows * cols) transpose_cpu(rt, p.tier, in->host_read(), out->host_write(), rows, cols, elem);
+        if (rows * cols)
+          transpose_cpu(rt, p.tier, in->host_read(), o.beta != 0 ? out->host_write() : out->host_overwrite(), rows,
+                        cols, elem, o);
       },
       [&](const Plan&) {
 #if VEDA_HAS_CUDA
         auto& dev = cuda_device(rt);
         void* s = dev.stream();
-        cuda::transpose_device(device_in(dev, in, s), device_out(dev, out, s), rows, cols, elem,
-                               static_cast<cudaStream_t>(s));
+        cuda::transpose_device(device_in(dev, in, s), o.beta != 0 ? device_inout(dev, out, s) : device_out(dev, out, s),
+                               rows, cols, elem, static_cast<cudaStream_t>(s), o.alpha, o.beta);
         device_done({in, out}, s);
         return false;
 #else

@@ -21,9 +21,21 @@ typedef std::uint16_t u16a __attribute__((may_alias));
 typedef std::uint32_t u32a __attribute__((may_alias));
 typedef std::uint64_t u64a __attribute__((may_alias));
 
-template <std::size_t Micro, class U>
+// How an element is stored: copied, or alpha v + beta o for float and
+// double (beta 0: the old o is not read, it may hold NaN).
+struct Copy {
+  template <class U>
+  void operator()(U& o, U v) const { o = v; }
+};
+template <class T>
+struct Scale {
+  T alpha, beta;
+  void operator()(T& o, T v) const { o = beta == T(0) ? alpha * v : alpha * v + beta * o; }
+};
+
+template <std::size_t Micro, class U, class Store>
 void tiles(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
-           std::size_t c1) {
+           std::size_t c1, Store store) {
   for (std::size_t i0 = r0; i0 < r1; i0 += kBlock)
     for (std::size_t j0 = c0; j0 < c1; j0 += kBlock) {
       const std::size_t i1 = std::min(r1, i0 + kBlock), j1 = std::min(c1, j0 + kBlock);
@@ -31,37 +43,41 @@ void tiles(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t 
         for (std::size_t jm = j0; jm < j1; jm += Micro) {
           const std::size_t ie = std::min(i1, im + Micro), je = std::min(j1, jm + Micro);
           for (std::size_t i = im; i < ie; ++i)
-            for (std::size_t j = jm; j < je; ++j) out[j * rows + i] = in[i * cols + j];
+            for (std::size_t j = jm; j < je; ++j) store(out[j * rows + i], in[i * cols + j]);
         }
     }
 }
 
-template <class U>
+template <class U, class Store>
 void block(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
-           std::size_t c1) {
+           std::size_t c1, Store store) {
   const bool conflicts = (cols * sizeof(U)) % 1024 == 0 || (rows * sizeof(U)) % 1024 == 0;
-  if (conflicts) tiles<8>(in, out, rows, cols, r0, r1, c0, c1);
-  else tiles<32>(in, out, rows, cols, r0, r1, c0, c1);
+  if (conflicts) tiles<8>(in, out, rows, cols, r0, r1, c0, c1, store);
+  else tiles<32>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
-template <class U>
-void run(CpuExecutor* parallel, const void* in_v, void* out_v, std::size_t rows, std::size_t cols) {
+template <class U, class Store = Copy>
+void run(CpuExecutor* parallel, const void* in_v, void* out_v, std::size_t rows, std::size_t cols, Store store = {}) {
   const auto* in = static_cast<const U*>(in_v);
   auto* out = static_cast<U*>(out_v);
-  if (!parallel) return block(in, out, rows, cols, 0, rows, 0, cols);
+  if (!parallel) return block(in, out, rows, cols, 0, rows, 0, cols, store);
   parallel->execute([&] {
     tbb::parallel_for(tbb::blocked_range2d<std::size_t>(0, rows, 2 * kBlock, 0, cols, 2 * kBlock),
                       [&](const tbb::blocked_range2d<std::size_t>& r) {
                         block(in, out, rows, cols, r.rows().begin(), r.rows().end(), r.cols().begin(),
-                              r.cols().end());
+                              r.cols().end(), store);
                       });
   });
 }
 }  // namespace
 
 void transpose(CpuExecutor* parallel, const void* in, void* out, std::size_t rows, std::size_t cols,
-               std::size_t elem) {
+               std::size_t elem, double alpha, double beta) {
   if (rows == 0 || cols == 0) return;
+  if (alpha != 1 || beta != 0) {
+    if (elem == 4) return run<float>(parallel, in, out, rows, cols, Scale<float>{float(alpha), float(beta)});
+    return run<double>(parallel, in, out, rows, cols, Scale<double>{alpha, beta});
+  }
   switch (elem) {
     case 1: return run<u8a>(parallel, in, out, rows, cols);
     case 2: return run<u16a>(parallel, in, out, rows, cols);

@@ -9,8 +9,10 @@
 
 namespace veda::detail::cpu {
 
-// out (cols x rows) = in (rows x cols)^T for elements of elem (1, 2, 4, 8) bytes.
+// out (cols x rows) = in (rows x cols)^T for elements of elem (1, 2, 4, 8)
+// bytes; with alpha != 1 or beta != 0, out = alpha in^T + beta out over
+// float (elem 4) or double (elem 8) elements.
 void transpose(CpuExecutor* parallel, const void* in, void* out, std::size_t rows, std::size_t cols,
-               std::size_t elem);
+               std::size_t elem, double alpha = 1, double beta = 0);
 
 }  // namespace veda::detail::cpu

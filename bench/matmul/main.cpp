@@ -94,6 +94,30 @@ void cpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Ser
   series.push_back(ser);
 }
 
+// C += A B, float, as a user ports it: matmul_into with beta 1, the product
+// into a scratch plus an add (all that was possible before beta), and
+// OpenBLAS sgemm with beta 1.
+Table accumulate_table(const Options& opt) {
+  Table t("C += A B, float: median us", {"n", "veda matmul_into (beta 1)", "veda matmul + add", "OpenBLAS direct (beta 1)",
+                                          "matmul_into / direct", "matmul + add / direct"});
+  for (std::size_t n : opt.quick ? std::vector<std::size_t>{256, 1024} : std::vector<std::size_t>{256, 1024, 1500, 2048}) {
+    const auto a = square<float>(n, 1), b = square<float>(n, 2);
+    auto c1 = square<float>(n, 3), c2 = square<float>(n, 3);
+    std::vector<float> c3(n * n);
+    std::vector<std::function<void()>> run = {
+        [&] { matmul::veda_matmul_acc(a, b, c1); }, [&] { matmul::veda_matmul_scratch_add(a, b, c2); },
+        [&] { matmul::openblas_gemm<float>(a.host().data(), b.host().data(), c3.data(), n, 1.0f); }};
+    for (int i = 0; i < 12; ++i) run[0](), run[1]();  // veda learns
+    std::vector<int> batch;
+    for (auto& r : run) batch.push_back(n >= 1024 ? 1 : calibrate_batch(r, 2e7));
+    const auto s = measure_interleaved(run, n >= 1024 && opt.quick ? 5 : 11, batch);
+    t.add({std::to_string(n), fmt(s[0].median / 1e3, 1), fmt(s[1].median / 1e3, 1), fmt(s[2].median / 1e3, 1),
+           fmt(s[0].median / s[2].median, 3), fmt(s[1].median / s[2].median, 3)});
+  }
+  t.print();
+  return t;
+}
+
 // GPU, float: veda on resident Arrays (results left on the device) and on
 // host Arrays (transfers both ways), cuBLAS direct on resident data.
 void gpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Series>& series) {
@@ -232,6 +256,7 @@ int main(int argc, char** argv) {
   std::vector<Series> series;
   cpu_table<float>(opt, cpu_regret, series, vs_openblas);
   cpu_table<double>(opt, cpu_regret, series, vs_openblas);
+  tables.push_back(accumulate_table(opt));
   if (veda::get_runtime().gpu_usable()) gpu_table(opt, gpu_regret, series);
   tables.push_back(seed_table());
   std::printf("\nauto regret, median over sizes: CPU %.3f (worst %.3f)", median_of(cpu_regret),

@@ -39,14 +39,14 @@ constexpr int kRowMajor = 101, kNoTrans = 111;
 }  // namespace
 
 template <>
-void openblas_gemm<float>(const float* a, const float* b, float* c, std::size_t n) {
+void openblas_gemm<float>(const float* a, const float* b, float* c, std::size_t n, float beta) {
   const int N = static_cast<int>(n);
-  lib().sgemm(kRowMajor, kNoTrans, kNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+  lib().sgemm(kRowMajor, kNoTrans, kNoTrans, N, N, N, 1.0f, a, N, b, N, beta, c, N);
 }
 template <>
-void openblas_gemm<double>(const double* a, const double* b, double* c, std::size_t n) {
+void openblas_gemm<double>(const double* a, const double* b, double* c, std::size_t n, double beta) {
   const int N = static_cast<int>(n);
-  lib().dgemm(kRowMajor, kNoTrans, kNoTrans, N, N, N, 1.0, a, N, b, N, 0.0, c, N);
+  lib().dgemm(kRowMajor, kNoTrans, kNoTrans, N, N, N, 1.0, a, N, b, N, beta, c, N);
 }
 
 std::string openblas_core() { return lib().corename ? lib().corename() : "unknown"; }

@@ -2,13 +2,21 @@
 //
 //   veda::Array<float> t = veda::transpose(m);        // m: rows x cols
 //   veda::transpose(in, out, rows, cols);              // row-major ranges
+//   veda::transpose(a, b, n, n, {.beta = 1});          // b += a^T, in place
+//   veda::transpose_into(t, m, {.alpha = 2});          // Arrays: t = 2 m^T
 //
 // Contract:
 // - Any trivially copyable element of 1, 2, 4 or 8 bytes. The Array form
 //   needs a 2-D Array; the range form needs in and out of rows * cols
 //   elements that do not overlap (veda::InvalidArgument, before any work).
+// - alpha and beta (float and double only; other elements throw
+//   InvalidArgument): out = alpha in^T + beta out, in one pass; with beta == 0
+//   out's old contents are never read (NaN included). The returning Array
+//   form has no out to scale: beta != 0 there is an error.
 // - Tiers: serial (cache-blocked), tbb-auto (blocks in parallel), cuda
-//   (shared-memory tiles). Every tier moves the same bits.
+//   (shared-memory tiles). Every tier moves the same bits (and, scaled,
+//   computes alpha * x + beta * y in the element type, without FMA
+//   contraction guarantees across tiers).
 // - The Array form returns a cols x rows Array left where it was computed.
 //
 // Thread-safety: any number of threads may transpose at once.
@@ -29,6 +37,8 @@ struct TransposeOptions {
   bool strict = false;
   std::string name;  // empty: "transpose"
   std::string tier;  // force "serial", "tbb-auto" or "cuda"
+  double alpha = 1;  // out = alpha in^T + beta out (float and double)
+  double beta = 0;
 };
 
 namespace detail {
@@ -36,11 +46,11 @@ template <class T>
 concept TransposeElem = std::is_trivially_copyable_v<T> &&
                         (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
 
-// Elements of `elem` bytes; in/out hold rows * cols of them.
+// Elements of `elem` bytes (`floating`: float or double); in/out hold rows * cols of them.
 void transpose_bytes(const void* in, void* out, std::size_t in_elems, std::size_t out_elems, std::size_t rows,
-                     std::size_t cols, std::size_t elem, const TransposeOptions& o);
+                     std::size_t cols, std::size_t elem, bool floating, const TransposeOptions& o);
 // `out`: a buffer of in's size for the cols x rows result.
-void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t cols, std::size_t elem,
+void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t cols, std::size_t elem, bool floating,
                        const TransposeOptions& o);
 }  // namespace detail
 
@@ -50,7 +60,7 @@ template <std::ranges::contiguous_range In, std::ranges::contiguous_range Out>
 void transpose(const In& in, Out&& out, std::size_t rows, std::size_t cols, const TransposeOptions& options = {}) {
   using T = std::ranges::range_value_t<In>;
   detail::transpose_bytes(std::ranges::data(in), std::ranges::data(out), std::ranges::size(in),
-                          std::ranges::size(out), rows, cols, sizeof(T), options);
+                          std::ranges::size(out), rows, cols, sizeof(T), std::is_floating_point_v<T>, options);
 }
 
 template <detail::TransposeElem T>
@@ -58,10 +68,28 @@ Array<T> transpose(const Array<T>& m, const TransposeOptions& options = {}) {
   if (m.ndim() != 2)
     throw InvalidArgument("veda::transpose: needs a 2-D Array (it is 1-D with " + std::to_string(m.size()) +
                           " elements)");
+  if (options.beta != 0)
+    throw InvalidArgument("veda::transpose: beta scales an existing out, which the returning form does not have "
+                          "(use transpose_into)");
   auto t = Array<T>::from_storage(detail::make_host_storage(m.size() * sizeof(T)), m.size());
   t.reshape(m.cols(), m.rows());
-  detail::transpose_buffers(m.buffer(), t.buffer(), m.rows(), m.cols(), sizeof(T), options);
+  detail::transpose_buffers(m.buffer(), t.buffer(), m.rows(), m.cols(), sizeof(T), std::is_floating_point_v<T>,
+                            options);
   return t;
+}
+
+// out (m.cols() x m.rows(), 2-D) = alpha m^T + beta out, in place.
+template <detail::TransposeElem T>
+void transpose_into(Array<T>& out, const Array<T>& m, const TransposeOptions& options = {}) {
+  if (m.ndim() != 2 || out.ndim() != 2 || out.rows() != m.cols() || out.cols() != m.rows())
+    throw InvalidArgument("veda::transpose_into: out must be a 2-D " + std::to_string(m.cols()) + "x" +
+                          std::to_string(m.rows()) + " Array for a 2-D " + std::to_string(m.rows()) + "x" +
+                          std::to_string(m.cols()) + " input (out is " + std::to_string(out.rows()) + "x" +
+                          std::to_string(out.cols()) + (out.ndim() == 2 && m.ndim() == 2 ? ")" : ", or not 2-D)"));
+  if (out.buffer() && out.buffer() == m.buffer())
+    throw InvalidArgument("veda::transpose_into: out is the input (a transpose cannot run in place)");
+  detail::transpose_buffers(m.buffer(), out.buffer(), m.rows(), m.cols(), sizeof(T), std::is_floating_point_v<T>,
+                            options);
 }
 
 }  // namespace veda
