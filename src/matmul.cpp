@@ -97,8 +97,7 @@ void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const Gemm
   detail::run_op(
       rt, detail::op_site<MatmulTag<T, Array<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
       [&](const detail::Plan& p) {
-        detail::Buffer* cb = c.buffer();
-        T* hc = cb ? static_cast<T*>(s.beta != 0 ? cb->host_write() : cb->host_overwrite()) : nullptr;
+        T* hc = static_cast<T*>(detail::host_out(c.buffer(), s.beta != 0));
         gemm_cpu(rt, p.tier, s, a.host().data(), b.host().data(), hc);
       },
       [&](const detail::Plan& p) {
@@ -107,7 +106,7 @@ void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const Gemm
         void* st = dev.stream();
         const T* da = detail::device_in(dev, a, st);
         const T* db = detail::device_in(dev, b, st);
-        T* dc = static_cast<T*>(s.beta != 0 ? detail::device_inout(dev, c.buffer(), st) : detail::device_out(dev, c.buffer(), st));
+        T* dc = static_cast<T*>(detail::device_out(dev, c.buffer(), st, s.beta != 0));
         detail::cuda::gemm(dev, gpu_tier(p.tier), s, da, db, dc, static_cast<cudaStream_t>(st));
         detail::device_done({a.buffer(), b.buffer(), c.buffer()}, st);
         return false;

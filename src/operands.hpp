@@ -39,6 +39,11 @@ void describe_operands(CallDesc& d, const A&... arrays) {
   describe_buffers(d, {arrays.buffer()...});
 }
 
+// Host pointer for writing an operand (null for an absent buffer): its old
+// contents are brought up to date only when `keep` (a read-modify-write,
+// e.g. beta != 0); otherwise they may be discarded.
+inline void* host_out(Buffer* b, bool keep) { return b ? (keep ? b->host_write() : b->host_overwrite()) : nullptr; }
+
 // Host-range operands: copied in, and results copied back, on the GPU tiers.
 inline void describe_host_operands(CallDesc& d, std::size_t in_bytes, std::size_t out_bytes) {
   d.h2d_bytes = in_bytes;
@@ -60,6 +65,9 @@ inline cuda::CudaDevice& cuda_device(Runtime& rt) {
 inline const void* device_in(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_read(dev, s) : nullptr; }
 inline void* device_out(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_write(dev, s, false) : nullptr; }
 inline void* device_inout(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_write(dev, s, true) : nullptr; }
+inline void* device_out(cuda::CudaDevice& dev, Buffer* b, void* s, bool keep) {
+  return b ? b->device_write(dev, s, keep) : nullptr;
+}
 inline void device_done(std::initializer_list<Buffer*> bufs, void* s) {
   for (Buffer* b : bufs)
     if (b) b->device_done(s);

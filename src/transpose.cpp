@@ -102,15 +102,14 @@ void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t co
       rt, transpose_site<Arrays>(o, elem), d,
       [&](const Plan& p) {
         if (rows * cols)
-          transpose_cpu(rt, p.tier, in->host_read(), o.beta != 0 ? out->host_write() : out->host_overwrite(), rows,
-                        cols, elem, o);
+          transpose_cpu(rt, p.tier, in->host_read(), host_out(out, o.beta != 0), rows, cols, elem, o);
       },
       [&](const Plan&) {
 #if VEDA_HAS_CUDA
         auto& dev = cuda_device(rt);
         void* s = dev.stream();
-        cuda::transpose_device(device_in(dev, in, s), o.beta != 0 ? device_inout(dev, out, s) : device_out(dev, out, s),
-                               rows, cols, elem, static_cast<cudaStream_t>(s), o.alpha, o.beta);
+        cuda::transpose_device(device_in(dev, in, s), device_out(dev, out, s, o.beta != 0), rows, cols, elem,
+                               static_cast<cudaStream_t>(s), o.alpha, o.beta);
         device_done({in, out}, s);
         return false;
 #else
