@@ -486,7 +486,9 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
       auto& samples = p.bucket->samples[static_cast<std::size_t>(p.tier)];
       samples.add(us, static_cast<double>(d.n));
       p.bucket->last_sample_ns[static_cast<std::size_t>(p.tier)] = p.t0 + t;
-      p.bucket->long_calls.store(samples.median_us() >= 20, std::memory_order_relaxed);
+      // (a sort of 8 samples: only when the answer may change)
+      if (t >= 20'000 || p.bucket->long_calls.load(std::memory_order_relaxed))
+        p.bucket->long_calls.store(samples.median_us() >= 20, std::memory_order_relaxed);
       if (teaches && t >= 20'000 && samples.count() >= 2) {
         const double median = samples.median_ns_per_elem();
         if (median * static_cast<double>(d.n) >= 20'000) per_elem = median;

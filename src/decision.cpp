@@ -46,22 +46,6 @@ Tier parse_tier(std::string_view name) {
   throw InvalidArgument("veda: unknown tier '" + std::string(name) + "'");
 }
 
-Device tier_device(Tier t) noexcept {
-  switch (t) {
-    case Tier::Cuda:
-    case Tier::CudaStreamed:
-    case Tier::CoExec:
-    case Tier::CudaImpl:
-    case Tier::GpuTiled:
-    case Tier::GpuCublas:
-    case Tier::GpuCublasTf32:
-    case Tier::GpuCublasLtFused:
-    case Tier::GpuUnfused:
-      return Device::Gpu;
-    default:
-      return Device::Cpu;
-  }
-}
 }  // namespace detail
 
 ScopedPlacement::ScopedPlacement(Placement p) noexcept : previous_(detail::t_scoped) {

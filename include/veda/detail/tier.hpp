@@ -33,6 +33,23 @@ constexpr int kTierCount = static_cast<int>(Tier::Count);
 constexpr std::uint32_t tier_bit(Tier t) { return 1u << static_cast<unsigned>(t); }
 
 const char* tier_name(Tier t) noexcept;
-Device tier_device(Tier t) noexcept;
+
+// Inline: every call asks it, twice.
+constexpr Device tier_device(Tier t) noexcept {
+  switch (t) {
+    case Tier::Cuda:
+    case Tier::CudaStreamed:
+    case Tier::CoExec:
+    case Tier::CudaImpl:
+    case Tier::GpuTiled:
+    case Tier::GpuCublas:
+    case Tier::GpuCublasTf32:
+    case Tier::GpuCublasLtFused:
+    case Tier::GpuUnfused:
+      return Device::Gpu;
+    default:
+      return Device::Cpu;
+  }
+}
 
 }  // namespace veda::detail
