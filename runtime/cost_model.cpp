@@ -54,6 +54,21 @@ struct Parts {
   double overhead = 0, transfer = 0, body = 0;
 };
 
+// Whether serial beat the oneTBB tiers because their work is host-memory
+// traffic that more threads barely speed up, not because of their fork-join
+// cost: the fastest TBB tier's body is its memory time, and that is most of
+// the serial body too.
+bool memory_bound(const std::vector<Estimate>& est, const Estimate& serial) {
+  const Estimate* par = nullptr;
+  for (const auto& e : est)
+    if (e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto) && (!par || e.total_us < par->total_us))
+      par = &e;
+  if (!par || par->memory_us <= 0) return false;
+  const double par_body = par->total_us - par->overhead_us - par->transfer_us;
+  const double serial_body = serial.total_us - serial.overhead_us - serial.transfer_us;
+  return par_body <= 1.05 * par->memory_us && par->memory_us >= 0.75 * serial_body && par->overhead_us < 0.5 * par_body;
+}
+
 Estimate make(Tier t, const Parts& parts) {
   Estimate e;
   e.tier = t;
@@ -271,7 +286,9 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
       if (best->tier == Tier::CudaStreamed) why += "; streamed in chunks to overlap transfers";
     } else {
       if (best->tier == Tier::Serial)
-        why = tbb_offered ? "below TBB break-even" : "serial (one CPU thread)";
+        why = !tbb_offered              ? "serial (one CPU thread)"
+              : memory_bound(est, *best) ? "memory-bound: more threads add little bandwidth here (per the profile)"
+                                         : "below TBB break-even";
       else if (best->tier == Tier::TbbStatic || best->tier == Tier::TbbAuto)
         why = "above TBB break-even";
       else

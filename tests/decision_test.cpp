@@ -61,6 +61,19 @@ TEST_CASE("tiny maps run serially, below the TBB break-even") {
   }
 }
 
+TEST_CASE("a large map that more threads cannot speed up says it is memory-bound, not below the break-even") {
+  auto p = profile("profile_cpu_2core.json");
+  p.cpu.bw_all_gbps = p.cpu.bw_one_gbps;  // a second thread adds no bandwidth
+  for (std::size_t n : {std::size_t{1} << 22, std::size_t{10'000'000}}) {
+    CAPTURE(n);
+    const Choice c = decide(p, saxpy(n, false));
+    CHECK(c.tier == Tier::Serial);
+    CHECK(starts(c.reason, "memory-bound"));
+  }
+  // With the bandwidth a second thread does add, the same call goes parallel.
+  CHECK(decide(profile("profile_cpu_2core.json"), saxpy(10'000'000, false)).tier != Tier::Serial);
+}
+
 TEST_CASE("mid sizes run on oneTBB") {
   const auto p = profile("profile_cpu_2core.json");
   const Choice c = decide(p, saxpy(std::size_t{1} << 22, false));
