@@ -44,27 +44,24 @@ double TierSamples::correction(double a, double b) const {
   return std::max(*mid, 1e-3);
 }
 
-double TierSamples::median_ns_per_elem() const {
+template <class Value>
+double TierSamples::lower_median(Value value) const {
   if (count_ == 0) return 0;
   const int k = std::min<int>(count_, kRecent);
   std::array<double, kRing> r{};
-  for (int j = 0; j < k; ++j) {
-    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
-    r[static_cast<std::size_t>(j)] = 1e3 * us_[i] / std::max(n_[i], 1.0f);
-  }
+  for (int j = 0; j < k; ++j)
+    r[static_cast<std::size_t>(j)] = value(static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing));
   auto mid = r.begin() + (k - 1) / 2;
   std::nth_element(r.begin(), mid, r.begin() + k);
   return *mid;
 }
 
+double TierSamples::median_ns_per_elem() const {
+  return lower_median([this](std::size_t i) { return 1e3 * us_[i] / std::max(n_[i], 1.0f); });
+}
+
 double TierSamples::median_us() const {
-  if (count_ == 0) return 0;
-  const int k = std::min<int>(count_, kRecent);
-  std::array<double, kRing> r{};
-  for (int j = 0; j < k; ++j) r[static_cast<std::size_t>(j)] = us_[static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing)];
-  auto mid = r.begin() + (k - 1) / 2;
-  std::nth_element(r.begin(), mid, r.begin() + k);
-  return *mid;
+  return lower_median([this](std::size_t i) { return static_cast<double>(us_[i]); });
 }
 
 void BucketState::reset(std::uint64_t gen) {
@@ -343,8 +340,9 @@ bool forced_tier_usable(RuntimeState& st, Site& site, const CallDesc& d, const R
 namespace {
 // A GPU tier's profiler range (NVTX) and, with telemetry, its trace span.
 void start_gpu_marks(RuntimeState& st, Plan& p) {
+  if (tier_device(p.tier) != Device::Gpu) return;  // first: CPU calls ask nothing else
   DeviceApi* dev = st.device();
-  if (!dev || tier_device(p.tier) != Device::Gpu) return;
+  if (!dev) return;
   p.gpu_range = dev->range_start(p.site->name().c_str());
   if (st.telemetry) p.gpu_trace = dev->trace_begin(dev->stream());
 }
@@ -364,8 +362,9 @@ void record_call(RuntimeState& st, const Plan& p, const CallRecord& l, bool fini
 }
 
 void end_gpu_marks(RuntimeState& st, const Plan& p) {
+  if (tier_device(p.tier) != Device::Gpu) return;
   DeviceApi* dev = st.device();
-  if (!dev || tier_device(p.tier) != Device::Gpu) return;
+  if (!dev) return;
   if (st.telemetry) dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, p.site->name(), 0);
   dev->range_end(p.gpu_range);
 }
@@ -459,14 +458,14 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
   p.grain = grain_for(st, slot, d, p.tier);
-  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks(st, p);
+  start_gpu_marks(st, p);
   return p;
 }
 }  // namespace
 
 void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
-  if (tier_device(p.tier) == Device::Gpu) end_gpu_marks(st, p);
+  end_gpu_marks(st, p);
   const bool finished = measured;  // the work is done (not queued on a stream)
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;

@@ -43,6 +43,8 @@ class TierSamples {
   void reset() noexcept { *this = TierSamples{}; }
 
  private:
+  template <class Value>
+  double lower_median(Value value) const;  // of value(i) over the newest kRecent samples
   std::array<float, kRing> us_{}, n_{};
   std::uint8_t next_ = 0, count_ = 0;
   bool warmed_ = false;

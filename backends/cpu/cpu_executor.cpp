@@ -139,7 +139,7 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
 std::int64_t CpuExecutor::idle_ns(std::int64_t now) const noexcept {
   if (workers_inside_.load(std::memory_order_relaxed) > 0) return 0;
   const auto last = last_parallel_end_ns_.load(std::memory_order_relaxed);
-  return last == 0 ? std::int64_t{1} << 40 : std::max<std::int64_t>(0, now - last);
+  return last == 0 ? std::int64_t{1} << 40 : now - last;
 }
 
 bool CpuExecutor::asleep(std::int64_t threshold_ns) noexcept {

@@ -63,11 +63,18 @@ void transpose(const In& in, Out&& out, std::size_t rows, std::size_t cols, cons
                           std::ranges::size(out), rows, cols, sizeof(T), std::is_floating_point_v<T>, options);
 }
 
+namespace detail {
+template <class T>
+void require_2d(const Array<T>& m, const char* who, const char* what) {
+  if (m.ndim() != 2)
+    throw InvalidArgument(std::string(who) + ": " + what + " must be a 2-D Array (it is 1-D with " +
+                          std::to_string(m.size()) + " elements)");
+}
+}  // namespace detail
+
 template <detail::TransposeElem T>
 Array<T> transpose(const Array<T>& m, const TransposeOptions& options = {}) {
-  if (m.ndim() != 2)
-    throw InvalidArgument("veda::transpose: needs a 2-D Array (it is 1-D with " + std::to_string(m.size()) +
-                          " elements)");
+  detail::require_2d(m, "veda::transpose", "the input");
   if (options.beta != 0)
     throw InvalidArgument("veda::transpose: beta scales an existing out, which the returning form does not have "
                           "(use transpose_into)");
@@ -81,11 +88,13 @@ Array<T> transpose(const Array<T>& m, const TransposeOptions& options = {}) {
 // out (m.cols() x m.rows(), 2-D) = alpha m^T + beta out, in place.
 template <detail::TransposeElem T>
 void transpose_into(Array<T>& out, const Array<T>& m, const TransposeOptions& options = {}) {
-  if (m.ndim() != 2 || out.ndim() != 2 || out.rows() != m.cols() || out.cols() != m.rows())
-    throw InvalidArgument("veda::transpose_into: out must be a 2-D " + std::to_string(m.cols()) + "x" +
-                          std::to_string(m.rows()) + " Array for a 2-D " + std::to_string(m.rows()) + "x" +
-                          std::to_string(m.cols()) + " input (out is " + std::to_string(out.rows()) + "x" +
-                          std::to_string(out.cols()) + (out.ndim() == 2 && m.ndim() == 2 ? ")" : ", or not 2-D)"));
+  detail::require_2d(m, "veda::transpose_into", "the input");
+  detail::require_2d(out, "veda::transpose_into", "out");
+  if (out.rows() != m.cols() || out.cols() != m.rows())
+    throw InvalidArgument("veda::transpose_into: out must be " + std::to_string(m.cols()) + "x" +
+                          std::to_string(m.rows()) + " for a " + std::to_string(m.rows()) + "x" +
+                          std::to_string(m.cols()) + " input (it is " + std::to_string(out.rows()) + "x" +
+                          std::to_string(out.cols()) + ")");
   if (out.buffer() && out.buffer() == m.buffer())
     throw InvalidArgument("veda::transpose_into: out is the input (a transpose cannot run in place)");
   detail::transpose_buffers(m.buffer(), out.buffer(), m.rows(), m.cols(), sizeof(T), std::is_floating_point_v<T>,

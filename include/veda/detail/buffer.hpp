@@ -53,7 +53,7 @@ class Buffer {
   int device() const;  // index of the device holding a copy, -1 if none
 
   // Host side. host_read() copies back if the host copy is stale; host_write()
-  // does too, and also waits for device work in flight and marks the device copy stale.
+  // also waits for device work in flight and marks the device copy stale.
   const void* host_read();
   void* host_write();
   // For an output about to be overwritten whole: like host_write() without
