@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cpu/cpu_executor.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/telemetry.hpp"
 

@@ -8,14 +8,15 @@
 #include <cstdint>
 #include <memory>
 
-#include "backends/cpu/cpu_executor.hpp"
 #include "runtime/device_api.hpp"
 #include "runtime/profile.hpp"
+#include "runtime/worker_activity.hpp"
 #include "veda/config.hpp"
 #include "veda/device.hpp"
 
 namespace veda::detail {
 
+class CpuExecutor;  // backends/cpu: the engine only holds it
 class Telemetry;
 class FaultInjector;
 class DecisionRecorder;
@@ -37,6 +38,7 @@ class RuntimeState {
   const Config config;
   CpuInfo cpu;
   GpuStatus gpu;
+  WorkerActivity workers;  // what cpu_executor reports, the scheduler reads
   std::unique_ptr<CpuExecutor> cpu_executor;
   MachineProfile profile;  // what the cost model predicts with
   std::unique_ptr<Telemetry> telemetry;  // null unless Config::telemetry (or a trace) is on

@@ -6,6 +6,7 @@
 #include <map>
 #include <vector>
 
+#include "runtime/clock.hpp"
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/logging.hpp"
@@ -393,13 +394,13 @@ namespace {
 // How long the workers have been idle, in microseconds (0 in deterministic
 // mode, whose decisions depend on nothing measured during the run).
 double idle_us_now(const RuntimeState& st) {
-  return st.config.deterministic() ? 0.0 : static_cast<double>(st.cpu_executor->idle_ns(now_ns())) / 1e3;
+  return st.config.deterministic() ? 0.0 : static_cast<double>(st.workers.idle_ns(now_ns())) / 1e3;
 }
 
 // Whether the workers have slept long enough for a wake-up to show.
-bool workers_asleep(const RuntimeState& st) {
+bool workers_asleep(RuntimeState& st) {
   return !st.config.deterministic() &&
-         st.cpu_executor->asleep(static_cast<std::int64_t>(st.profile.cpu.tbb_idle_us * 1e3));
+         st.workers.asleep(static_cast<std::int64_t>(st.profile.cpu.tbb_idle_us * 1e3));
 }
 
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
@@ -529,9 +530,6 @@ void check_device_option(Runtime& rt, int device, const std::string& name) {
                           std::to_string(g.selected) + " (start veda with Config::device(" +
                           std::to_string(device) + "))");
 }
-
-tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
-void parallel_done(Runtime& rt) noexcept { rt.state().cpu_executor->note_parallel_end(); }
 
 Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why, bool fault) {
   RuntimeState& st = rt.state();

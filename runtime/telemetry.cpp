@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cpu_executor.hpp"  // now_ns
+#include "runtime/clock.hpp"
 
 namespace veda::detail {
 

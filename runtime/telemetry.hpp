@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cpu_executor.hpp"  // ActivityListener
+#include "runtime/worker_activity.hpp"  // ActivityListener
 #include "runtime/device_api.hpp"          // SpanKind
 #include "runtime/scheduler.hpp"
 #include "veda/telemetry.hpp"

@@ -20,10 +20,10 @@
 #if VEDA_HAS_CUDA
 #include "backends/cuda/cuda_device.hpp"
 #endif
-#include "runtime/calibration.hpp"
+#include "src/calibration.hpp"
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
-#include "runtime/device_discovery.hpp"
+#include "src/device_discovery.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/nvml.hpp"
 #include "runtime/runtime_state.hpp"
@@ -98,7 +98,7 @@ RuntimeState::RuntimeState(const Config& c)
   reset_log_once();
   cpu = detect_cpu();
   cpu.threads = config.threads();
-  cpu_executor = std::make_unique<CpuExecutor>(config.threads(), config.pin_workers());
+  cpu_executor = std::make_unique<CpuExecutor>(config.threads(), config.pin_workers(), workers);
   gpu = discover_gpu(config);
 #if VEDA_HAS_CUDA
   if (gpu.usable) {
@@ -123,7 +123,7 @@ RuntimeState::RuntimeState(const Config& c)
   if (config.telemetry()) {  // after calibration: its work is not the program's
     telemetry = std::make_unique<Telemetry>();
     if (device_) device_->telemetry = telemetry.get();
-    cpu_executor->set_activity_listener(telemetry.get());
+    workers.set_listener(telemetry.get());
   }
   // Also after calibration: its allocations, copies and decisions are not the program's.
   if (!config.replay().empty()) replay = std::make_unique<DecisionReplay>(config.replay(), "replay");

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/calibration.hpp"
+#include "src/calibration.hpp"
 #include "runtime/runtime_state.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"

@@ -13,11 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/runtime_state.hpp"
+#include "veda/detail/dispatch.hpp"
+#include "veda/runtime.hpp"
+
 namespace veda::detail {
 
 // Watches workers entering and leaving the arena veda's loops run in (the
 // starting thread's implicit arena, or veda's own): counts those inside and
-// stamps the last exit, for idle_ns(). With pinning on, it also pins each
+// stamps the last exit, in the runtime's WorkerActivity. With pinning on, it also pins each
 // worker to one CPU of the process's affinity mask, round-robin by arena
 // slot; pinning sticks to the OS thread, so the worker keeps its CPU in
 // other arenas too. External threads (callers) are left alone.
@@ -28,9 +32,8 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   ~Observer() override { observe(false); }
   void on_scheduler_entry(bool is_worker) override {
     if (!is_worker) return;
-    ex_.workers_inside_.fetch_add(1, std::memory_order_relaxed);
-    ex_.asleep_.store(false, std::memory_order_relaxed);
-    if (ex_.listener_.load(std::memory_order_acquire)) {
+    ex_.activity_.worker_entered();
+    if (ex_.activity_.listener()) {
       entered_ns() = now_ns();
       entered_slot() = tbb::this_task_arena::current_thread_index();
     }
@@ -43,9 +46,8 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   }
   void on_scheduler_exit(bool is_worker) override {
     if (!is_worker) return;
-    ex_.workers_inside_.fetch_sub(1, std::memory_order_relaxed);
-    ex_.note_parallel_end();
-    if (ActivityListener* l = ex_.listener_.load(std::memory_order_acquire); l && entered_ns() > 0) {
+    ex_.activity_.worker_left();
+    if (ActivityListener* l = ex_.activity_.listener(); l && entered_ns() > 0) {
       l->on_worker_active(entered_slot(), entered_ns(), now_ns());
       entered_ns() = 0;
     }
@@ -72,7 +74,8 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   std::vector<int> cpus_;
 };
 
-CpuExecutor::CpuExecutor(int threads, bool pin_workers) : threads_(threads), pin_(pin_workers) {
+CpuExecutor::CpuExecutor(int threads, bool pin_workers, WorkerActivity& activity)
+    : threads_(threads), pin_(pin_workers), activity_(activity) {
   if constexpr (kTsanBuild) {
     // For the whole process, exit included (never destroyed): lifting the
     // limit, between runtimes or while statics are destroyed, would start
@@ -136,26 +139,8 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
   });
 }
 
-std::int64_t CpuExecutor::idle_ns(std::int64_t now) const noexcept {
-  if (workers_inside_.load(std::memory_order_relaxed) > 0) return 0;
-  const auto last = last_parallel_end_ns_.load(std::memory_order_relaxed);
-  return last == 0 ? std::int64_t{1} << 40 : now - last;
-}
-
-bool CpuExecutor::asleep(std::int64_t threshold_ns) noexcept {
-  if (asleep_.load(std::memory_order_relaxed)) return true;
-  if (workers_inside_.load(std::memory_order_relaxed) > 0) return false;
-  const auto last = last_parallel_end_ns_.load(std::memory_order_relaxed);
-  if (last != 0 && now_ns() - last <= threshold_ns) return false;
-  asleep_.store(true, std::memory_order_relaxed);
-  // Work that ended meanwhile wins (a stale "asleep" only misplaces a call).
-  if (last_parallel_end_ns_.load(std::memory_order_relaxed) != last) asleep_.store(false, std::memory_order_relaxed);
-  return true;
-}
-
-void CpuExecutor::note_parallel_end() noexcept {
-  last_parallel_end_ns_.store(now_ns(), std::memory_order_relaxed);
-  asleep_.store(false, std::memory_order_relaxed);
-}
+// The executor half of dispatch.hpp's CPU loop interface.
+tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
+void parallel_done(Runtime& rt) noexcept { rt.state().workers.note_parallel_end(); }
 
 }  // namespace veda::detail

@@ -1,6 +1,6 @@
 #include "backends/cuda/gpu_trace.hpp"
 
-#include "backends/cpu/cpu_executor.hpp"  // now_ns
+#include "runtime/clock.hpp"
 #include "runtime/telemetry.hpp"
 
 namespace veda::detail::cuda {

@@ -1,7 +1,7 @@
 // `veda info` and `veda calibrate`.
 #include <cstdio>
 
-#include "runtime/calibration.hpp"
+#include "src/calibration.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/runtime_state.hpp"
 #include "tools/veda/commands.hpp"

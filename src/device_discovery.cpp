@@ -1,4 +1,4 @@
-#include "runtime/device_discovery.hpp"
+#include "src/device_discovery.hpp"
 
 #include <chrono>
 #include <future>

@@ -1,4 +1,4 @@
-#include "runtime/calibration.hpp"
+#include "src/calibration.hpp"
 
 #include "backends/cpu/cpu_calibration.hpp"
 #include "runtime/logging.hpp"
