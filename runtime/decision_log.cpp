@@ -3,7 +3,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "runtime/scheduler.hpp"
+#include "runtime/sites.hpp"
 #include "veda/error.hpp"
 
 namespace veda::detail {

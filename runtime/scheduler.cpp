@@ -10,6 +10,7 @@
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/placement.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/telemetry.hpp"
 #include "veda/build_config.hpp"
@@ -18,193 +19,12 @@
 
 namespace veda::detail {
 
-Placement scoped_placement() noexcept;  // decision.cpp
-
-// ------------------------------------------------------------------ history
-void TierSamples::add(double us, double n) {
-  if (!warmed_) {  // the first run pays for cold caches and lazy set-up
-    warmed_ = true;
-    return;
-  }
-  us_[next_] = static_cast<float>(us);
-  n_[next_] = static_cast<float>(n);
-  next_ = static_cast<std::uint8_t>((next_ + 1) % kRing);
-  count_ = static_cast<std::uint8_t>(std::min<int>(count_ + 1, kRing));
-}
-
-double TierSamples::correction(double a, double b) const {
-  if (count_ == 0) return 1.0;
-  const int k = std::min<int>(count_, kRecent);
-  std::array<double, kRing> r{};
-  for (int j = 0; j < k; ++j) {  // the newest k, walking back from next_
-    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
-    r[static_cast<std::size_t>(j)] = us_[i] / std::max(a + b * n_[i], 1e-3);
-  }
-  auto mid = r.begin() + k / 2;
-  std::nth_element(r.begin(), mid, r.begin() + k);
-  return std::max(*mid, 1e-3);
-}
-
-template <class Value>
-double TierSamples::lower_median(Value value) const {
-  if (count_ == 0) return 0;
-  const int k = std::min<int>(count_, kRecent);
-  std::array<double, kRing> r{};
-  for (int j = 0; j < k; ++j)
-    r[static_cast<std::size_t>(j)] = value(static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing));
-  auto mid = r.begin() + (k - 1) / 2;
-  std::nth_element(r.begin(), mid, r.begin() + k);
-  return *mid;
-}
-
-double TierSamples::median_ns_per_elem() const {
-  return lower_median([this](std::size_t i) { return 1e3 * us_[i] / std::max(n_[i], 1.0f); });
-}
-
-double TierSamples::median_us() const {
-  return lower_median([this](std::size_t i) { return static_cast<double>(us_[i]); });
-}
-
-void BucketState::reset(std::uint64_t gen) {
-  generation = gen;
-  for (auto& s : samples) s.reset();
-  explored.fill(0);
-  refresh.fill(0);
-  last_sample_ns.fill(0);
-  long_calls.store(false, std::memory_order_relaxed);
-  redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
-  for (auto& e : explanation) e.reset();
-  for (auto& c : cached) c.store(0, std::memory_order_relaxed);
-}
-
-TypeSlot::~TypeSlot() {
-  for (auto& b : buckets_) delete b.load();
-}
-
-BucketState& TypeSlot::bucket(int log2n, int residency, int idle) {
-  auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
-  BucketState* b = cell.load(std::memory_order_acquire);
-  if (b) return *b;
-  auto* fresh = new BucketState;
-  if (cell.compare_exchange_strong(b, fresh, std::memory_order_acq_rel)) return *fresh;
-  delete fresh;  // another thread won
-  return *b;
-}
-
-Site::~Site() {
-  for (auto& s : slots_) delete s.load();
-}
-
-TypeSlot& Site::slot(const void* key) {
-  for (int i = 0; i < kSlots; ++i)
-    if (keys_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == key)
-      return *slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
-  std::lock_guard lock(mu_);
-  for (int i = 0; i < kSlots; ++i) {
-    auto& k = keys_[static_cast<std::size_t>(i)];
-    if (k.load() == key) return *slots_[static_cast<std::size_t>(i)].load();
-    if (k.load() == nullptr) {
-      slots_[static_cast<std::size_t>(i)].store(new TypeSlot, std::memory_order_release);
-      k.store(key, std::memory_order_release);
-      return *slots_[static_cast<std::size_t>(i)].load();
-    }
-  }
-  return *slots_[kSlots - 1].load();  // more signatures than slots: share the last
-}
-
-Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
-               const CostHint& hint) {
-  // Sites outlive every runtime (last-decision records point at them), so the
-  // registry is never destroyed.
-  static auto* mu = new std::mutex;
-  static auto* sites = new std::map<std::pair<const void*, std::string>, std::unique_ptr<Site>, std::less<>>;
-  std::lock_guard lock(*mu);
-  auto key = std::make_pair(identity, std::string(name));
-  auto& s = (*sites)[key];
-  if (!s) s = std::make_unique<Site>(std::string(name), op, tiers, hint);
-  return s.get();
-}
-
 LastCall& last_call() noexcept {
   [[gnu::tls_model("initial-exec")]] thread_local LastCall l;
   return l;
 }
 
-// ------------------------------------------------------------------ placement
 namespace {
-
-enum class Forced : std::uint8_t { None, ConfigCpu, EnvCpu, CallCpu, ScopedCpu, CallGpu, ScopedGpu, GpuFellBack, Deterministic };
-
-struct Resolved {
-  std::uint8_t mask = kAnyDevice;
-  Forced forced = Forced::None;
-  bool gpu_ok = false;
-};
-
-// Why the GPU cannot take this call, or "" if it can. What the call site
-// lacks comes before what the machine lacks: with a GPU it would still not run there.
-std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDesc& d) {
-  if (!st.config.gpu())
-    return st.config.gpu_source() == Source::Environment ? "GPU disabled by VEDA_GPU=0"
-                                                         : "GPU disabled by config (gpu(false))";
-  if (!site.offers_gpu()) return "no GPU tier for this operation";
-  std::string why;  // (a CPU-only veda has no usable GPU: then the site is not the cause)
-  if (!d.gpu_capable && (VEDA_HAS_CUDA || st.gpu.usable))
-    why = d.nvcc_site ? "function not device-callable (mark it VEDA_FN)" : "call site not compiled by nvcc";
-  if (!st.gpu.usable) why += (why.empty() ? "no usable GPU: " : "; no usable GPU either: ") + st.gpu.reason;
-  return why;
-}
-
-// Inlined: returned through memory, its two bytes cost a store-forwarding stall per call.
-[[gnu::always_inline]] inline Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
-  Resolved r;
-  const Placement scoped = scoped_placement();
-  const Placement want = d.placement != Placement::Auto ? d.placement : scoped;
-  const bool gpu_possible = st.config.gpu() && st.gpu.usable && d.gpu_capable && site.offers_gpu();
-  if (!st.config.gpu() && want != Placement::Gpu) {
-    r.mask = kCpuOnly;
-    r.forced = st.config.gpu_source() == Source::Environment ? Forced::EnvCpu : Forced::ConfigCpu;
-  } else if (want == Placement::Cpu) {
-    r.mask = kCpuOnly;
-    r.forced = d.placement == Placement::Cpu ? Forced::CallCpu : Forced::ScopedCpu;
-  } else if (want == Placement::Auto && st.config.deterministic() && gpu_possible) {
-    // Whether a GPU tier would win depends on the thread count (each count
-    // has its own profile), and CUB/cuBLAS sum in other orders than the CPU
-    // tiers: deterministic results stay on the CPU unless the GPU is asked for.
-    r.mask = kCpuOnly;
-    r.forced = Forced::Deterministic;
-  } else if (want == Placement::Gpu) {
-    if (gpu_possible) {
-      r.mask = kGpuOnly;
-      r.forced = d.placement == Placement::Gpu ? Forced::CallGpu : Forced::ScopedGpu;
-    } else {
-      const std::string why = gpu_obstacle(st, site, d);
-      if (d.strict)
-        throw DeviceError("veda: '" + site.name() + "' requires placement Gpu (strict) but " + why);
-      log_once(spdlog::level::warn, "gpu-fallback:" + site.name(),
-               "'" + site.name() + "' asked for placement Gpu but " + why + "; running on the CPU");
-      r.mask = kCpuOnly;
-      r.forced = Forced::GpuFellBack;
-    }
-  }
-  r.gpu_ok = gpu_possible && r.mask != kCpuOnly;
-  return r;
-}
-
-std::string forced_text(Forced f, const std::string& obstacle) {
-  switch (f) {
-    case Forced::None: return {};
-    case Forced::ConfigCpu: return "forced to CPU by config (gpu(false))";
-    case Forced::EnvCpu: return "forced to CPU by VEDA_GPU=0";
-    case Forced::CallCpu: return "forced to CPU by placement option";
-    case Forced::ScopedCpu: return "forced to CPU by ScopedPlacement";
-    case Forced::CallGpu: return "forced to GPU by placement option";
-    case Forced::ScopedGpu: return "forced to GPU by ScopedPlacement";
-    case Forced::GpuFellBack: return "placement Gpu but " + obstacle + ": fell back to CPU";
-    case Forced::Deterministic: return "deterministic mode: CPU tiers unless placement Gpu is asked for";
-  }
-  return {};
-}
 
 // History older than this may no longer describe the machine, and older
 // than this many of the tier's own runs: re-measuring a runner-up then costs
@@ -319,20 +139,6 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   p.tier = c.tier;
   p.gpu_fraction = c.gpu_fraction;
   p.sync_for_timing = !c.settled;
-}
-
-// A forced tier must be offered by the site and possible under the
-// placement rules; a GPU tier that is not falls back like Placement::Gpu.
-bool forced_tier_usable(RuntimeState& st, Site& site, const CallDesc& d, const Resolved& r) {
-  if (!(site.tiers() & tier_bit(d.forced_tier)))
-    throw InvalidArgument("veda: '" + site.name() + "' has no tier '" + tier_name(d.forced_tier) + "'");
-  if (tier_device(d.forced_tier) == Device::Cpu) return r.mask != kGpuOnly;
-  if (r.gpu_ok) return true;
-  const std::string why = gpu_obstacle(st, site, d);
-  if (d.strict) throw DeviceError("veda: '" + site.name() + "' forced to tier " + tier_name(d.forced_tier) + " but " + why);
-  log_once(spdlog::level::warn, "tier-fallback:" + site.name(),
-           "'" + site.name() + "' forced to a GPU tier but " + why + "; running on the CPU");
-  return false;
 }
 
 }  // namespace

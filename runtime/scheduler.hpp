@@ -1,12 +1,7 @@
-// Scheduler state behind begin_call/end_call (include/veda/detail/dispatch.hpp).
-//
-// A Site is one wrapped function or op. Per element-type signature it keeps
-// a TypeSlot; per (log2 size bucket, operand residency, workers idle or not)
-// a BucketState with the measured history of each tier, the exploration
-// count, the cached decision for each placement mask, and the explanation of
-// the latest decision. Sites and buckets live for the whole process (they
-// are keyed by runtime generation, so a new runtime starts learning afresh),
-// which lets the thread's last-decision record hold plain pointers.
+// The call lifecycle behind begin_call/end_call
+// (include/veda/detail/dispatch.hpp): placement (placement.hpp), then a
+// settled decision from the site's store (sites.hpp) or a fresh one from the
+// cost model, then recording what ran (telemetry, last_decision()).
 //
 // Hot path: a settled bucket's decision is one atomic load; samples are added
 // under try_lock so concurrent callers never wait for each other.
@@ -19,36 +14,14 @@
 #include <string>
 
 #include "runtime/cost_model.hpp"
+#include "runtime/sites.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/dispatch.hpp"
 
 namespace veda::detail {
 
-// The last 16 kept measurements of one tier in one bucket. The first sample
-// (cold caches, first launch, lazy loading) is dropped.
-class TierSamples {
- public:
-  static constexpr int kRing = 16;
-  void add(double us, double n);
-  int count() const noexcept { return count_; }
-  // Median of measured / (a + b * n) over the newest kRecent samples: how far
-  // the analytic line is off now (one outlier cannot move a median).
-  static constexpr int kRecent = 8;
-  double correction(double a, double b) const;
-  // Lower median of nanoseconds per element over the newest kRecent samples
-  // (0: none). Lower: noise only ever slows a run down.
-  double median_ns_per_elem() const;
-  // Lower median of the newest kRecent times in microseconds (0: none).
-  double median_us() const;
-  void reset() noexcept { *this = TierSamples{}; }
-
- private:
-  template <class Value>
-  double lower_median(Value value) const;  // of value(i) over the newest kRecent samples
-  std::array<float, kRing> us_{}, n_{};
-  std::uint8_t next_ = 0, count_ = 0;
-  bool warmed_ = false;
-};
+// Why a call ran on the CPU although the GPU was wanted.
+enum class FallbackKind : std::uint8_t { None, OutOfMemory, PlacementGpu, ForcedGpuTier, DeviceFault, Count };
 
 struct Explanation {
   std::vector<Estimate> estimates;
@@ -57,70 +30,6 @@ struct Explanation {
   bool explored = false;
 };
 
-// Placement masks: which devices a call may use.
-enum Mask : std::uint8_t { kAnyDevice = 0, kCpuOnly = 1, kGpuOnly = 2, kMasks = 3 };
-
-class BucketState {
- public:
-  std::mutex mu;
-  std::uint64_t generation = 0;                 // guarded by mu
-  std::array<TierSamples, kTierCount> samples;  // guarded by mu
-  std::array<std::uint8_t, kTierCount> explored{};
-  std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
-  std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
-  std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
-  // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
-  std::array<std::atomic<std::uint64_t>, kMasks> cached{};
-  std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
-  // Calls here typically take 20 us or more (the median of the tier's recent
-  // runs: one preempted call does not count): every call is then timed (a
-  // clock read is noise next to it), not one in sixteen.
-  std::atomic<bool> long_calls{false};
-  // A settled decision is re-made when the thread's call count & this mask is
-  // 0: every 64th call, doubling up to every 4096th while re-decisions of
-  // short calls keep confirming it (a re-decision costs microseconds).
-  static constexpr std::uint32_t kRedecideMin = 63, kRedecideMax = 4095;
-  std::atomic<std::uint32_t> redecide_mask{kRedecideMin};
-  void reset(std::uint64_t generation);
-};
-
-class TypeSlot {
- public:
-  static constexpr int kBuckets = 64, kResidency = 3, kIdle = 2;
-  ~TypeSlot();
-  BucketState& bucket(int log2n, int residency, int idle);
-  std::atomic<float> cpu_ns_per_elem{0};  // learned from serial runs on cached data
-
- private:
-  std::array<std::atomic<BucketState*>, kBuckets * kResidency * kIdle> buckets_{};
-};
-
-class Site {
- public:
-  Site(std::string name, OpClass op, std::uint32_t tiers, CostHint hint)
-      : name_(std::move(name)), op_(op), tiers_(tiers), hint_(hint) {
-    for (int t = 0; t < kTierCount; ++t)
-      offers_gpu_ |= (tiers & tier_bit(static_cast<Tier>(t))) && tier_device(static_cast<Tier>(t)) == Device::Gpu;
-  }
-  ~Site();
-  const std::string& name() const noexcept { return name_; }
-  OpClass op() const noexcept { return op_; }
-  std::uint32_t tiers() const noexcept { return tiers_; }
-  const CostHint& hint() const noexcept { return hint_; }
-  bool offers_gpu() const noexcept { return offers_gpu_; }
-  TypeSlot& slot(const void* type_key);
-
- private:
-  static constexpr int kSlots = 8;
-  std::string name_;
-  OpClass op_;
-  std::uint32_t tiers_;
-  CostHint hint_;
-  bool offers_gpu_ = false;
-  std::mutex mu_;
-  std::array<std::atomic<const void*>, kSlots> keys_{};
-  std::array<std::atomic<TypeSlot*>, kSlots> slots_{};
-};
 
 // One call as last_decision() reports it.
 struct CallRecord {

@@ -24,8 +24,6 @@
 
 namespace veda::detail {
 
-// Why a call ran on the CPU although the GPU was wanted.
-enum class FallbackKind : std::uint8_t { None, OutOfMemory, PlacementGpu, ForcedGpuTier, DeviceFault, Count };
 const char* fallback_text(FallbackKind k) noexcept;
 
 struct Span {

@@ -3,7 +3,7 @@
 // through; results land in the caller's ranges; exceptions from the CPU side
 // reach the caller; the decision names the tier and why. Without a usable
 // GPU (or without a CUDA side) the CPU implementation runs; with one, a
-// forced "cuda" tier runs the CUDA implementation on the GPU.
+// forced "cuda-impl" tier runs the CUDA implementation on the GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -72,13 +72,13 @@ TEST_CASE("with a CUDA side: the CUDA side runs on the GPU when forced, the CPU 
 #endif
   } else {
     // The CUDA side here is a stub: whichever side ran must say so.
-    CHECK(cuda_called == (d.tier == "cuda"));
+    CHECK(cuda_called == (d.tier == "cuda-impl"));
     CHECK(d.device == (cuda_called ? veda::Device::Gpu : veda::Device::Cpu));
     if (!cuda_called) CHECK(acc == std::vector<int>{11, 22, 33});
   }
 
   // A real CUDA side (a device-to-device copy, so no nvcc is needed here),
-  // forced by placement (gpu_kernel has no tier option): it runs on the GPU
+  // forced by placement: it runs on the GPU
   // where one is usable, and falls back to the CPU side where not.
   int cuda_calls = 0;
   auto copy = veda::gpu_kernel(
@@ -104,7 +104,7 @@ TEST_CASE("with a CUDA side: the CUDA side runs on the GPU when forced, the CPU 
     if (gpu) {
       CHECK(cuda_calls == before + 1);
       CHECK(f.device == veda::Device::Gpu);
-      CHECK(f.tier == "cuda");
+      CHECK(f.tier == "cuda-impl");
       CHECK(f.reason.find("forced to GPU by placement option") != std::string::npos);
       veda::Array<float> ax(x), ay(n);  // an Array result stays on the device
       copy(std::as_const(ax), ay);
@@ -118,6 +118,52 @@ TEST_CASE("with a CUDA side: the CUDA side runs on the GPU when forced, the CPU 
     }
   }
   if (gpu) CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
+}
+
+TEST_CASE("GpuOptions::tier forces an implementation; a name it lacks is InvalidArgument before any call") {
+  Runtime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
+  int cpu_calls = 0, cuda_calls = 0;
+  auto cpu_side = [&](std::span<int> v) {
+    ++cpu_calls;
+    for (auto& x : v) x += 1;
+  };
+  auto cuda_side = [&](std::span<int>, veda::cuda_stream_t) { ++cuda_calls; };
+  std::vector<int> v(5, 0);
+
+  auto on_cpu = veda::gpu_kernel(cpu_side, cuda_side, {.name = "forced-cpu", .tier = "cpu"});
+  on_cpu(v);
+  CHECK(cpu_calls == 1);
+  CHECK(cuda_calls == 0);
+  CHECK(v == std::vector<int>(5, 1));
+  auto d = veda::last_decision();
+  CHECK(d.tier == "cpu");
+  CHECK(d.reason == "forced tier cpu by option");
+
+  auto on_gpu = veda::gpu_kernel(cpu_side, cuda_side, {.name = "forced-cuda-impl", .tier = "cuda-impl"});
+  on_gpu(v);
+  d = veda::last_decision();
+  if (gpu) {
+    CHECK(cuda_calls == 1);
+    CHECK(d.tier == "cuda-impl");
+    CHECK(d.device == veda::Device::Gpu);
+  } else {  // falls back like any GPU tier that cannot run...
+    CHECK(cpu_calls == 2);
+    CHECK(v == std::vector<int>(5, 2));
+    CHECK(d.tier == "cpu");
+    // ...and strict says why instead
+    auto strict = veda::gpu_kernel(cpu_side, cuda_side, {.strict = true, .name = "strict", .tier = "cuda-impl"});
+    CHECK_THROWS_AS(strict(v), veda::DeviceError);
+    CHECK(cpu_calls == 2);
+  }
+
+  // Tiers the kernel does not have, and names no tier has.
+  CHECK_THROWS_WITH_AS(veda::gpu_kernel(cpu_side, {.name = "k", .tier = "cuda-impl"}),
+                       doctest::Contains("no tier 'cuda-impl'"), veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS(veda::gpu_kernel(cpu_side, cuda_side, {.name = "k", .tier = "tbb-static"}),
+                       doctest::Contains("no tier 'tbb-static'"), veda::InvalidArgument);
+  CHECK_THROWS_AS(veda::gpu_kernel(cpu_side, cuda_side, {.name = "k", .tier = "warp-speed"}), veda::InvalidArgument);
+  CHECK(cpu_calls + cuda_calls == 2);
 }
 
 TEST_CASE("exceptions from the CPU implementation reach the caller") {

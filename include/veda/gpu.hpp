@@ -51,7 +51,11 @@ struct GpuOptions {
   int device = -1;      // -1: the runtime's device; otherwise it must match it
   CostHint cost{};      // per-element flops/bytes, if known
   std::string name = "veda::gpu";
-  std::string tier;     // force a named tier ("serial", "tbb-static", "cuda", ...): benchmarks, debugging
+  // Force a named tier, for benchmarks and debugging: veda::gpu takes "serial",
+  // "tbb-static", "tbb-auto", "cuda", "cuda-streamed"; gpu_kernel "cpu" or
+  // "cuda-impl". An unknown name is InvalidArgument; a GPU tier that cannot
+  // run falls back to the CPU (strict: DeviceError).
+  std::string tier;
 };
 
 namespace detail {

@@ -88,15 +88,22 @@ constexpr std::uint32_t kKernelTiers = tier_bit(Tier::CpuImpl) | tier_bit(Tier::
 template <class CpuF, class CudaF>
 class GpuKernel {
  public:
-  static constexpr bool kHasCuda = !std::is_same_v<CudaF, std::nullptr_t> && VEDA_HAS_CUDA;
+  static constexpr bool kHasCudaImpl = !std::is_same_v<CudaF, std::nullptr_t>;
+  static constexpr bool kHasCuda = kHasCudaImpl && VEDA_HAS_CUDA;
+  // A CUDA implementation is a tier even where this libveda cannot run it,
+  // so that forcing it there falls back (or, strict, fails) like any GPU tier.
+  static constexpr std::uint32_t kTiers = kHasCudaImpl ? detail::kKernelTiers : detail::tier_bit(detail::Tier::CpuImpl);
 
   GpuKernel(CpuF cpu, CudaF cuda, GpuOptions o)
       : cpu_(std::move(cpu)),
         cuda_(std::move(cuda)),
         opt_(std::move(o)),
-        site_(detail::site_for(&typeid(GpuKernel), opt_.name, detail::OpClass::Kernel,
-                               kHasCuda ? detail::kKernelTiers : detail::tier_bit(detail::Tier::CpuImpl),
-                               opt_.cost)) {}
+        site_(detail::site_for(&typeid(GpuKernel), opt_.name, detail::OpClass::Kernel, kTiers, opt_.cost)),
+        forced_(detail::parse_tier(opt_.tier)) {
+    if (forced_ != detail::Tier::Count && !(kTiers & detail::tier_bit(forced_)))
+      throw InvalidArgument("veda::gpu_kernel '" + opt_.name + "': no tier '" + opt_.tier + "' (it has 'cpu'" +
+                            (kHasCudaImpl ? " and 'cuda-impl')" : "; give it a CUDA implementation for 'cuda-impl')"));
+  }
 
   template <class... A>
   void operator()(A&&... a) const {
@@ -154,6 +161,7 @@ class GpuKernel {
     d.nvcc_site = true;  // the CUDA side needs no nvcc here
     d.placement = opt_.placement;
     d.strict = opt_.strict;
+    d.forced_tier = forced_;
     return d;
   }
 
@@ -226,6 +234,7 @@ class GpuKernel {
   CudaF cuda_;
   GpuOptions opt_;
   detail::Site* site_;
+  detail::Tier forced_;
 };
 
 template <class CpuF, class CudaF>

@@ -32,24 +32,55 @@ enum class Tier : std::uint8_t {
 constexpr int kTierCount = static_cast<int>(Tier::Count);
 constexpr std::uint32_t tier_bit(Tier t) { return 1u << static_cast<unsigned>(t); }
 
-const char* tier_name(Tier t) noexcept;
+// The one table of tier names and devices, in enum order (checked below).
+// Names are what GpuOptions::tier and friends accept and what decisions,
+// telemetry and recordings print, so each is unique.
+struct TierInfo {
+  Tier tier;
+  const char* name;
+  Device device;
+};
+inline constexpr TierInfo kTierTable[kTierCount] = {
+    {Tier::Serial, "serial", Device::Cpu},
+    {Tier::TbbStatic, "tbb-static", Device::Cpu},
+    {Tier::TbbAuto, "tbb-auto", Device::Cpu},
+    {Tier::Cuda, "cuda", Device::Gpu},
+    {Tier::CudaStreamed, "cuda-streamed", Device::Gpu},
+    {Tier::CoExec, "cpu+gpu", Device::Gpu},
+    {Tier::CpuImpl, "cpu", Device::Cpu},
+    {Tier::CudaImpl, "cuda-impl", Device::Gpu},
+    {Tier::CpuReference, "cpu-reference", Device::Cpu},
+    {Tier::CpuBlas, "cpu-blas", Device::Cpu},
+    {Tier::CpuTiled, "cpu-tiled", Device::Cpu},
+    {Tier::GpuTiled, "gpu-tiled", Device::Gpu},
+    {Tier::GpuCublas, "gpu-cublas", Device::Gpu},
+    {Tier::GpuCublasTf32, "gpu-cublas-tf32", Device::Gpu},
+    {Tier::GpuCublasLtFused, "gpu-cublaslt-fused", Device::Gpu},
+    {Tier::GpuUnfused, "gpu-unfused", Device::Gpu},
+};
 
-// Inline: every call asks it, twice.
-constexpr Device tier_device(Tier t) noexcept {
-  switch (t) {
-    case Tier::Cuda:
-    case Tier::CudaStreamed:
-    case Tier::CoExec:
-    case Tier::CudaImpl:
-    case Tier::GpuTiled:
-    case Tier::GpuCublas:
-    case Tier::GpuCublasTf32:
-    case Tier::GpuCublasLtFused:
-    case Tier::GpuUnfused:
-      return Device::Gpu;
-    default:
-      return Device::Cpu;
+constexpr bool tier_table_ok() {
+  for (int i = 0; i < kTierCount; ++i) {
+    if (static_cast<int>(kTierTable[i].tier) != i) return false;
+    for (int j = 0; j < i; ++j) {
+      const char *a = kTierTable[i].name, *b = kTierTable[j].name;
+      while (*a && *a == *b) ++a, ++b;
+      if (*a == *b) return false;  // two tiers share a name
+    }
   }
+  return true;
+}
+static_assert(tier_table_ok(), "kTierTable: one row per Tier, in enum order, unique names");
+
+constexpr const char* tier_name(Tier t) noexcept {
+  const auto i = static_cast<unsigned>(t);
+  return i < unsigned(kTierCount) ? kTierTable[i].name : "?";
+}
+
+// Every call asks it, twice: a table load.
+constexpr Device tier_device(Tier t) noexcept {
+  const auto i = static_cast<unsigned>(t);
+  return i < unsigned(kTierCount) ? kTierTable[i].device : Device::Cpu;
 }
 
 }  // namespace veda::detail

@@ -1,4 +1,5 @@
-// Decision text, the thread's last decision, ScopedPlacement, tier names.
+// The decision view: Decision text, the thread's last decision (and its
+// plan records), parse_tier.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -11,34 +12,6 @@
 
 namespace veda {
 namespace detail {
-namespace {
-[[gnu::tls_model("initial-exec")]] thread_local Placement t_scoped = Placement::Auto;
-}
-Placement scoped_placement() noexcept { return t_scoped; }
-
-const char* tier_name(Tier t) noexcept {
-  switch (t) {
-    case Tier::Serial: return "serial";
-    case Tier::TbbStatic: return "tbb-static";
-    case Tier::TbbAuto: return "tbb-auto";
-    case Tier::Cuda: return "cuda";
-    case Tier::CudaStreamed: return "cuda-streamed";
-    case Tier::CoExec: return "cpu+gpu";
-    case Tier::CpuImpl: return "cpu";
-    case Tier::CudaImpl: return "cuda";
-    case Tier::CpuReference: return "cpu-reference";
-    case Tier::CpuBlas: return "cpu-blas";
-    case Tier::CpuTiled: return "cpu-tiled";
-    case Tier::GpuTiled: return "gpu-tiled";
-    case Tier::GpuCublas: return "gpu-cublas";
-    case Tier::GpuCublasTf32: return "gpu-cublas-tf32";
-    case Tier::GpuCublasLtFused: return "gpu-cublaslt-fused";
-    case Tier::GpuUnfused: return "gpu-unfused";
-    case Tier::Count: break;
-  }
-  return "?";
-}
-
 Tier parse_tier(std::string_view name) {
   if (name.empty()) return Tier::Count;
   for (int t = 0; t < kTierCount; ++t)
@@ -47,11 +20,6 @@ Tier parse_tier(std::string_view name) {
 }
 
 }  // namespace detail
-
-ScopedPlacement::ScopedPlacement(Placement p) noexcept : previous_(detail::t_scoped) {
-  detail::t_scoped = p;
-}
-ScopedPlacement::~ScopedPlacement() { detail::t_scoped = previous_; }
 
 std::string Decision::to_string() const {
   std::ostringstream os;

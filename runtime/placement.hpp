@@ -1,0 +1,80 @@
+// Placement rules: which devices a call may use, and why.
+//
+// The order of authority: Config::gpu(false) / VEDA_GPU=0, then the call's
+// placement option, then the thread's ScopedPlacement, then deterministic
+// mode (CPU unless the GPU is asked for), then the cost model. A GPU that is
+// asked for but cannot run the call falls back to the CPU with a warning, or
+// throws DeviceError when strict. A forced tier obeys the same rules.
+//
+// Thread-safety: pure functions of the runtime state and the call, plus a
+// thread-local scope (ScopedPlacement).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/logging.hpp"
+#include "runtime/runtime_state.hpp"
+#include "runtime/sites.hpp"
+#include "veda/error.hpp"
+
+namespace veda::detail {
+
+Placement scoped_placement() noexcept;  // the thread's ScopedPlacement
+
+// Why the GPU cannot take this call (what the site lacks first, then what
+// the machine lacks), or "" if it can.
+std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDesc& d);
+
+enum class Forced : std::uint8_t { None, ConfigCpu, EnvCpu, CallCpu, ScopedCpu, CallGpu, ScopedGpu, GpuFellBack, Deterministic };
+
+struct Resolved {
+  std::uint8_t mask = kAnyDevice;
+  Forced forced = Forced::None;
+  bool gpu_ok = false;
+};
+
+// Inlined: returned through memory, its two bytes cost a store-forwarding stall per call.
+[[gnu::always_inline]] inline Resolved resolve(RuntimeState& st, Site& site, const CallDesc& d) {
+  Resolved r;
+  const Placement scoped = scoped_placement();
+  const Placement want = d.placement != Placement::Auto ? d.placement : scoped;
+  const bool gpu_possible = st.config.gpu() && st.gpu.usable && d.gpu_capable && site.offers_gpu();
+  if (!st.config.gpu() && want != Placement::Gpu) {
+    r.mask = kCpuOnly;
+    r.forced = st.config.gpu_source() == Source::Environment ? Forced::EnvCpu : Forced::ConfigCpu;
+  } else if (want == Placement::Cpu) {
+    r.mask = kCpuOnly;
+    r.forced = d.placement == Placement::Cpu ? Forced::CallCpu : Forced::ScopedCpu;
+  } else if (want == Placement::Auto && st.config.deterministic() && gpu_possible) {
+    // Whether a GPU tier would win depends on the thread count (each count
+    // has its own profile), and CUB/cuBLAS sum in other orders than the CPU
+    // tiers: deterministic results stay on the CPU unless the GPU is asked for.
+    r.mask = kCpuOnly;
+    r.forced = Forced::Deterministic;
+  } else if (want == Placement::Gpu) {
+    if (gpu_possible) {
+      r.mask = kGpuOnly;
+      r.forced = d.placement == Placement::Gpu ? Forced::CallGpu : Forced::ScopedGpu;
+    } else {
+      const std::string why = gpu_obstacle(st, site, d);
+      if (d.strict)
+        throw DeviceError("veda: '" + site.name() + "' requires placement Gpu (strict) but " + why);
+      log_once(spdlog::level::warn, "gpu-fallback:" + site.name(),
+               "'" + site.name() + "' asked for placement Gpu but " + why + "; running on the CPU");
+      r.mask = kCpuOnly;
+      r.forced = Forced::GpuFellBack;
+    }
+  }
+  r.gpu_ok = gpu_possible && r.mask != kCpuOnly;
+  return r;
+}
+
+// The reason text of a forced placement ("" for None).
+std::string forced_text(Forced f, const std::string& obstacle);
+
+// A forced tier must be offered by the site and possible under the
+// placement rules; a GPU tier that is not falls back like Placement::Gpu.
+bool forced_tier_usable(RuntimeState& st, Site& site, const CallDesc& d, const Resolved& r);
+
+}  // namespace veda::detail

@@ -1,0 +1,114 @@
+#include "runtime/sites.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "runtime/scheduler.hpp"  // Explanation, for the buckets' shared_ptrs
+
+namespace veda::detail {
+
+void TierSamples::add(double us, double n) {
+  if (!warmed_) {  // the first run pays for cold caches and lazy set-up
+    warmed_ = true;
+    return;
+  }
+  us_[next_] = static_cast<float>(us);
+  n_[next_] = static_cast<float>(n);
+  next_ = static_cast<std::uint8_t>((next_ + 1) % kRing);
+  count_ = static_cast<std::uint8_t>(std::min<int>(count_ + 1, kRing));
+}
+
+double TierSamples::correction(double a, double b) const {
+  if (count_ == 0) return 1.0;
+  const int k = std::min<int>(count_, kRecent);
+  std::array<double, kRing> r{};
+  for (int j = 0; j < k; ++j) {  // the newest k, walking back from next_
+    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
+    r[static_cast<std::size_t>(j)] = us_[i] / std::max(a + b * n_[i], 1e-3);
+  }
+  auto mid = r.begin() + k / 2;
+  std::nth_element(r.begin(), mid, r.begin() + k);
+  return std::max(*mid, 1e-3);
+}
+
+template <class Value>
+double TierSamples::lower_median(Value value) const {
+  if (count_ == 0) return 0;
+  const int k = std::min<int>(count_, kRecent);
+  std::array<double, kRing> r{};
+  for (int j = 0; j < k; ++j)
+    r[static_cast<std::size_t>(j)] = value(static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing));
+  auto mid = r.begin() + (k - 1) / 2;
+  std::nth_element(r.begin(), mid, r.begin() + k);
+  return *mid;
+}
+
+double TierSamples::median_ns_per_elem() const {
+  return lower_median([this](std::size_t i) { return 1e3 * us_[i] / std::max(n_[i], 1.0f); });
+}
+
+double TierSamples::median_us() const {
+  return lower_median([this](std::size_t i) { return static_cast<double>(us_[i]); });
+}
+
+void BucketState::reset(std::uint64_t gen) {
+  generation = gen;
+  for (auto& s : samples) s.reset();
+  explored.fill(0);
+  refresh.fill(0);
+  last_sample_ns.fill(0);
+  long_calls.store(false, std::memory_order_relaxed);
+  redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
+  for (auto& e : explanation) e.reset();
+  for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+}
+
+TypeSlot::~TypeSlot() {
+  for (auto& b : buckets_) delete b.load();
+}
+
+BucketState& TypeSlot::bucket(int log2n, int residency, int idle) {
+  auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
+  BucketState* b = cell.load(std::memory_order_acquire);
+  if (b) return *b;
+  auto* fresh = new BucketState;
+  if (cell.compare_exchange_strong(b, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread won
+  return *b;
+}
+
+Site::~Site() {
+  for (auto& s : slots_) delete s.load();
+}
+
+TypeSlot& Site::slot(const void* key) {
+  for (int i = 0; i < kSlots; ++i)
+    if (keys_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == key)
+      return *slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+  std::lock_guard lock(mu_);
+  for (int i = 0; i < kSlots; ++i) {
+    auto& k = keys_[static_cast<std::size_t>(i)];
+    if (k.load() == key) return *slots_[static_cast<std::size_t>(i)].load();
+    if (k.load() == nullptr) {
+      slots_[static_cast<std::size_t>(i)].store(new TypeSlot, std::memory_order_release);
+      k.store(key, std::memory_order_release);
+      return *slots_[static_cast<std::size_t>(i)].load();
+    }
+  }
+  return *slots_[kSlots - 1].load();  // more signatures than slots: share the last
+}
+
+Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
+               const CostHint& hint) {
+  // Sites outlive every runtime (last-decision records point at them), so the
+  // registry is never destroyed.
+  static auto* mu = new std::mutex;
+  static auto* sites = new std::map<std::pair<const void*, std::string>, std::unique_ptr<Site>, std::less<>>;
+  std::lock_guard lock(*mu);
+  auto key = std::make_pair(identity, std::string(name));
+  auto& s = (*sites)[key];
+  if (!s) s = std::make_unique<Site>(std::string(name), op, tiers, hint);
+  return s.get();
+}
+
+}  // namespace veda::detail
