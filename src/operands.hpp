@@ -13,6 +13,7 @@
 #include "backends/cuda/cuda_device.hpp"
 #include "runtime/runtime_state.hpp"
 #include "veda/detail/gpu_bridge.hpp"  // DeviceTemp
+#include "veda/runtime.hpp"
 #endif
 
 namespace veda::detail {
@@ -53,10 +54,13 @@ inline void describe_host_operands(CallDesc& d, std::size_t in_bytes, std::size_
 }
 
 #if VEDA_HAS_CUDA
+// The runtime's CUDA device, made current on the calling thread (a thread
+// starts on device 0, where another device's streams and events fail).
+// Without one, DeviceFault: the call falls back to the CPU.
 inline cuda::CudaDevice& cuda_device(Runtime& rt) {
   auto* dev = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
-  if (!dev) throw DeviceFault("veda: no CUDA device in this runtime");  // the call falls back to the CPU
-  dev->make_current();  // a thread starts on device 0
+  if (!dev) throw DeviceFault("veda: no CUDA device in this runtime");
+  dev->make_current();
   return *dev;
 }
 // Device pointers for reading, for writing (contents discarded) and for

@@ -30,14 +30,11 @@
 #include <utility>
 #include <vector>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-
 #include "veda/array.hpp"
 #include "veda/build_config.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/cpu_loop.hpp"
 #include "veda/detail/dispatch.hpp"
 #include "veda/detail/map_args.hpp"
 #include "veda/detail/site_mode.hpp"
@@ -64,18 +61,7 @@ void check_device_option(Runtime& rt, int device, const std::string& name);
 // Runs a CPU plan: serial inline, or a oneTBB loop with the planned grain.
 template <class F, class R, class... Acc>
 void run_map_cpu(Runtime& rt, const Plan& p, const F& f, R* out, std::size_t n, const Acc&... acc) {
-  if (p.tier == Tier::Serial || n == 0) {
-    map_range(f, out, 0, n, acc...);
-    return;
-  }
-  auto body = [&](const tbb::blocked_range<std::size_t>& r) { map_range(f, out, r.begin(), r.end(), acc...); };
-  in_cpu_arena(rt, [&] {
-    if (p.tier == Tier::TbbStatic)
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), body, tbb::static_partitioner());
-    else
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), body, tbb::auto_partitioner());
-  });
-  parallel_done(rt);
+  for_ranges(rt, p, n, [&](std::size_t i0, std::size_t i1) { map_range(f, out, i0, i1, acc...); });
 }
 
 // Describes a map call: its size, element types and operand residency.

@@ -11,70 +11,15 @@
 // which cancel the remaining chunks; nothing partial is returned.
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/parallel_reduce.h>
-#include <tbb/partitioner.h>
 #include <tbb/task_group.h>
 
 #include <atomic>
 #include <optional>
 #include <vector>
 
-#include "veda/detail/dispatch.hpp"
-#include "veda/detail/reduce_cpu.hpp"
-#include "veda/runtime.hpp"
+#include "veda/detail/cpu_loop.hpp"
 
 namespace veda::detail::pipe {
-
-inline bool parallel_tier(const Plan& p) { return p.tier == Tier::TbbStatic || p.tier == Tier::TbbAuto; }
-
-// Runs body(j0, j1) over [0, count) per the plan's tier and grain.
-template <class Body>
-void for_ranges(Runtime& rt, const Plan& p, std::size_t count, const Body& body) {
-  if (count == 0) return;
-  if (!parallel_tier(p)) {
-    body(std::size_t{0}, count);
-    return;
-  }
-  auto task = [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); };
-  in_cpu_arena(rt, [&] {
-    if (p.tier == Tier::TbbStatic)
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, p.grain), task, tbb::static_partitioner());
-    else
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, p.grain), task, tbb::auto_partitioner());
-  });
-  parallel_done(rt);
-}
-
-// Fixed chunks (for ordered buffers and early exit): about 8 per thread.
-inline std::size_t chunk_size(Runtime& rt, const Plan& p, std::size_t count) {
-  if (!parallel_tier(p)) return count ? count : 1;
-  const std::size_t threads = static_cast<std::size_t>(std::max(1, rt.config().threads()));
-  return std::max<std::size_t>(1024, (count + 8 * threads - 1) / (8 * threads));
-}
-
-template <class Body>
-void for_chunks(Runtime& rt, const Plan& p, std::size_t chunks, const Body& body,
-                tbb::task_group_context* ctx = nullptr) {
-  if (chunks == 0) return;
-  if (!parallel_tier(p)) {
-    for (std::size_t k = 0; k < chunks; ++k) body(k);
-    return;
-  }
-  auto task = [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t k = r.begin(); k < r.end(); ++k) body(k);
-  };
-  tbb::task_group_context local;
-  tbb::task_group_context& c = ctx ? *ctx : local;
-  in_cpu_arena(rt, [&] {
-    if (p.tier == Tier::TbbStatic)
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks, 1), task, tbb::static_partitioner(), c);
-    else
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks, 1), task, tbb::auto_partitioner(), c);
-  });
-  parallel_done(rt);
-}
 
 // ---------------------------------------------------------------- collect
 template <class T, class Run>
@@ -113,7 +58,7 @@ std::vector<T> collect_cpu(Runtime& rt, const Plan& p, std::size_t count, bool o
 
 // ---------------------------------------------------------------- reduce
 // Accumulates what reaches the sink; deterministic mode walks the fixed
-// tree of reduce_cpu.hpp (positions, not surviving elements, define leaves).
+// tree of cpu_loop.hpp (positions, not surviving elements, define leaves).
 template <class Acc, class Run, class Op>
 Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::size_t count, const Acc& identity,
                         const Op& op, const Run& run) {
@@ -167,40 +112,7 @@ Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::siz
     run(j, j1, s0);
     return op(op(op(a0, a1), op(a2, a3)), op(op(a4, a5), op(a6, a7)));
   };
-  if (count == 0) return identity;
-  if (deterministic) {
-    if (!parallel_tier(p)) {
-      auto tree = [&](auto& self, std::size_t lo, std::size_t hi) -> Acc {
-        if (hi - lo <= kDeterministicGrain) return op(identity, leaf(lo, hi));
-        const std::size_t mid = lo + (hi - lo) / 2;
-        const Acc left = self(self, lo, mid);
-        return op(left, self(self, mid, hi));
-      };
-      return tree(tree, 0, count);
-    }
-    Acc result = identity;
-    in_cpu_arena(rt, [&] {
-      result = tbb::parallel_deterministic_reduce(
-          tbb::blocked_range<std::size_t>(0, count, kDeterministicGrain), identity,
-          [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); }, op,
-          tbb::simple_partitioner());
-    });
-    parallel_done(rt);
-    return result;
-  }
-  if (!parallel_tier(p)) return leaf(0, count);
-  Acc result = identity;
-  auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); };
-  in_cpu_arena(rt, [&] {
-    if (p.tier == Tier::TbbStatic)
-      result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, count, p.grain), identity, body, op,
-                                    tbb::static_partitioner());
-    else
-      result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, count, p.grain), identity, body, op,
-                                    tbb::auto_partitioner());
-  });
-  parallel_done(rt);
-  return result;
+  return reduce_ranges(rt, p, deterministic, count, identity, leaf, op);
 }
 
 // ---------------------------------------------------------------- search

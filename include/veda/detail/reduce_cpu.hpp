@@ -6,24 +6,15 @@
 // "std::reduce": op must be associative and commutative and `identity` an
 // identity element of it.
 //
-// Deterministic mode splits [0, n) into a fixed binary tree (halving until a
-// run is at most kDeterministicGrain long) whose shape does not depend on the
-// thread count; tbb::parallel_deterministic_reduce with a simple partitioner
-// walks exactly that tree, and the serial tier replays it on one thread, so
-// every tier and thread count gives bitwise-identical floats.
+// Deterministic mode walks cpu_loop.hpp's fixed tree: bitwise-identical
+// floats on every tier and thread count.
 #pragma once
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_reduce.h>
-#include <tbb/partitioner.h>
 
 #include <cstddef>
 
-#include "veda/detail/dispatch.hpp"
+#include "veda/detail/cpu_loop.hpp"
 
 namespace veda::detail {
-
-inline constexpr std::size_t kDeterministicGrain = 16384;
 
 template <class Acc, class Load, class Op>
 Acc reduce_leaf(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
@@ -45,42 +36,12 @@ Acc reduce_leaf(const Load& load, std::size_t lo, std::size_t hi, const Acc& ide
   return r;
 }
 
-// The deterministic tree on one thread (blocked_range's split: halve at
-// begin + size / 2 while size > grain). Each leaf of parallel_deterministic_reduce
-// folds into a fresh body holding `identity`, so a leaf is op(identity, run).
-template <class Acc, class Load, class Op>
-Acc reduce_tree(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
-  if (hi - lo <= kDeterministicGrain) return op(identity, reduce_leaf(load, lo, hi, identity, op));
-  const std::size_t mid = lo + (hi - lo) / 2;
-  const Acc left = reduce_tree(load, lo, mid, identity, op);
-  const Acc right = reduce_tree(load, mid, hi, identity, op);
-  return op(left, right);
-}
-
 // Runs a CPU plan. `load(i)` yields element i.
 template <class Acc, class Load, class Op>
 Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& load, std::size_t n,
                    const Acc& identity, const Op& op) {
-  if (n == 0) return identity;
-  const bool parallel = p.tier == Tier::TbbStatic || p.tier == Tier::TbbAuto;
-  if (!parallel) return deterministic ? reduce_tree(load, 0, n, identity, op) : reduce_leaf(load, 0, n, identity, op);
-  auto leaf = [&](const tbb::blocked_range<std::size_t>& r, Acc acc) {
-    return op(acc, reduce_leaf(load, r.begin(), r.end(), identity, op));
-  };
-  Acc result = identity;
-  in_cpu_arena(rt, [&] {
-    if (deterministic)
-      result = tbb::parallel_deterministic_reduce(tbb::blocked_range<std::size_t>(0, n, kDeterministicGrain),
-                                                  identity, leaf, op, tbb::simple_partitioner());
-    else if (p.tier == Tier::TbbStatic)
-      result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, n, p.grain), identity, leaf, op,
-                                    tbb::static_partitioner());
-    else
-      result = tbb::parallel_reduce(tbb::blocked_range<std::size_t>(0, n, p.grain), identity, leaf, op,
-                                    tbb::auto_partitioner());
-  });
-  parallel_done(rt);
-  return result;
+  return reduce_ranges(rt, p, deterministic, n, identity,
+                       [&](std::size_t lo, std::size_t hi) { return reduce_leaf(load, lo, hi, identity, op); }, op);
 }
 
 }  // namespace veda::detail
