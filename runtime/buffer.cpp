@@ -219,7 +219,14 @@ void Buffer::evict_to_host() {
     dev = tracked_by_;
   }
   if (dev) dev->untrack(this);
-  evict_to_host_untracked();
+  try {
+    evict_to_host_untracked();
+  } catch (...) {
+    // The data is still on the device: it stays known to it, so that
+    // shutdown copies it home or marks it lost (not a dangling device).
+    if (dev) track_before_placing(*dev);
+    throw;
+  }
 }
 
 void Buffer::evict_to_host_untracked() {

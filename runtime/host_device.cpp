@@ -1,6 +1,7 @@
 #include "runtime/host_device.hpp"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "runtime/clock.hpp"
@@ -8,6 +9,7 @@
 #include "runtime/telemetry.hpp"
 
 #include "veda/detail/buffer.hpp"
+#include "veda/error.hpp"
 
 namespace veda::detail {
 
@@ -40,8 +42,13 @@ void HostDevice::run_on(StreamHandle s, std::function<void()> work) {
 
 void HostDevice::launch(StreamHandle s, std::function<void()> work) { run_on(s, std::move(work)); }
 
+void HostDevice::fail_if_broken(const char* what) const {
+  if (broken_.load()) throw DeviceFault(std::string("veda: ") + what + " failed: the device has a sticky error");
+}
+
 void HostDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, StreamHandle s, bool host_pinned) {
   fault_point(FaultKind::Copy, "host-to-device copy");
+  fail_if_broken("host-to-device copy");
   CopyTrace trace(*this, s, SpanKind::H2D, bytes);
   ++h2d_copies;
   if (!bytes) return;
@@ -56,6 +63,7 @@ void HostDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, S
 
 void HostDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle s, bool) {
   fault_point(FaultKind::Copy, "device-to-host copy");
+  fail_if_broken("device-to-host copy");
   CopyTrace trace(*this, s, SpanKind::D2H, bytes);
   ++d2h_copies;
   if (!bytes) return;
@@ -65,6 +73,7 @@ void HostDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, Str
 
 void HostDevice::copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) {
   fault_point(FaultKind::Copy, "device-to-device copy");
+  fail_if_broken("device-to-device copy");
   CopyTrace trace(*this, s, SpanKind::D2D, bytes);
   ++d2d_copies;
   if (bytes) run_on(s, [=] { std::memmove(dst, src, bytes); });

@@ -70,6 +70,10 @@ class HostDevice final : public DeviceApi {
   StreamHandle stream(std::size_t i) noexcept;
   void launch(StreamHandle s, std::function<void()> work);
 
+  // What a sticky error (an illegal address in a kernel) does to a CUDA
+  // context: from now on every copy fails with DeviceFault.
+  void break_for_good() noexcept { broken_.store(true); }
+
   // Counters the tests read to see which transitions copied data.
   std::atomic<std::size_t> h2d_copies{0}, d2h_copies{0}, d2d_copies{0};
 
@@ -77,6 +81,9 @@ class HostDevice final : public DeviceApi {
   HostDevice(PoolOptions options, std::unique_ptr<EmulatedStreams> streams);
   void run_on(StreamHandle s, std::function<void()> work);
 
+  void fail_if_broken(const char* what) const;
+
+  std::atomic<bool> broken_{false};
   std::unique_ptr<EmulatedStreams> streams_;  // null: synchronous
   EmulatedUpstream upstream_;
   MemoryPool pool_;

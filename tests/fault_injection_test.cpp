@@ -131,3 +131,29 @@ TEST_CASE("calls on data the faults touched give the results of a run without fa
     CHECK(f.injected() >= 1);
   }
 }
+
+// Finding 8 of the GPU review: after a sticky device error, shutdown (or
+// exit) copied device-resident Arrays home through a throwing path inside a
+// destructor, which ends the process.
+TEST_CASE("a device that fails for good: shutdown survives, lost data says so, a new runtime starts") {
+  std::vector<float> want;
+  {
+    Faulty f("");
+    Array<float> fine(ramp(1000)), lost(ramp(4099));
+    fine.to_device();
+    fine.to_host();  // valid on both: nothing to copy home
+    lost.to_device();
+    auto* p = static_cast<float*>(lost.buffer()->device_write(*f.dev, f.dev->stream(), true));
+    p[0] = 42.0f;  // a kernel's result, only on the device
+    lost.buffer()->device_done(f.dev->stream());
+    f.dev->break_for_good();
+    CHECK_THROWS_AS(lost.to_host(), veda::DeviceFault);  // tried (and retried), nothing half-copied
+    veda::shutdown();  // copies home what it can; must not throw or terminate
+    CHECK_THROWS_WITH_AS((void)lost[0], doctest::Contains("lost"), veda::DeviceError);
+    CHECK(fine.to_vector() == ramp(1000));
+    veda::init(veda::Config::builder().threads(2).build());
+  }  // ~Faulty shuts the new runtime down
+  veda::init();
+  CHECK(veda::sum(ramp(10)) == doctest::Approx(50.0));
+  veda::shutdown();
+}

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <numeric>
 #include <vector>
 
@@ -120,5 +122,25 @@ TEST_CASE("device out of memory leaves data on the host") {
   CHECK(stats.devices[0].oom_failures >= 1);
   CHECK(stats.devices[0].limit == (std::size_t{1} << 20));
   CHECK(stats.pinned_staging_total > 0);
+  veda::shutdown();
+}
+
+// Finding 11 of the GPU review: calibrating with a pool too small for its
+// 64/256 MiB buffers threw OutOfMemory out of veda::init.
+TEST_CASE("calibration that runs out of device memory keeps the default figures; init succeeds") {
+  const std::string cache = std::string(std::getenv("XDG_CACHE_HOME") ? std::getenv("XDG_CACHE_HOME") : "/tmp") +
+                            "/calibration-oom";
+  REQUIRE(setenv("XDG_CACHE_HOME", cache.c_str(), 1) == 0);  // a fresh cache: this profile is not kept
+  veda::init(veda::Config::builder()
+                 .memory_pool_limit(std::size_t{1} << 20)
+                 .calibration(veda::CalibrationMode::Force)
+                 .build());
+  const auto& g = veda::get_runtime().state().profile.gpu;
+  CHECK(g.present);
+  CHECK(g.h2d_pinned_gbps > 0);  // measured where it fit, else the default
+  veda::Array<float> a(std::vector<float>(1000, 2.f));
+  a.to_device();  // 4 KB fits: the runtime works
+  CHECK(a.valid_on_device());
+  CHECK(a.to_vector() == std::vector<float>(1000, 2.f));
   veda::shutdown();
 }

@@ -116,9 +116,13 @@ void CpuExecutor::warm_up() {
   });
 }
 
+namespace {
+[[gnu::tls_model("initial-exec")]] thread_local bool t_copy_alone = false;
+}
+
 void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
   constexpr std::size_t kPiece = std::size_t{256} << 10;
-  if (threads_ <= 1 || bytes < 4 * kPiece) {
+  if (threads_ <= 1 || bytes < 4 * kPiece || t_copy_alone) {
     std::memcpy(dst, src, bytes);
     return;
   }
@@ -142,5 +146,6 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
 // The executor half of dispatch.hpp's CPU loop interface.
 tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
 void parallel_done(Runtime& rt) noexcept { rt.state().workers.note_parallel_end(); }
+void copy_without_workers() noexcept { t_copy_alone = true; }
 
 }  // namespace veda::detail

@@ -67,7 +67,8 @@ class CpuExecutor {
   // Starts every worker thread and waits until each has run a task.
   void warm_up();
 
-  // memcpy that splits copies of a megabyte or more across the workers.
+  // memcpy that splits copies of a megabyte or more across the workers
+  // (not on a thread that called copy_without_workers(), dispatch.hpp).
   void copy(void* dst, const void* src, std::size_t bytes);
 
  private:

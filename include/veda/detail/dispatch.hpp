@@ -131,6 +131,11 @@ bool try_gpu(Runtime& rt, Plan& p, const CallDesc& d, F&& f) {
 // and the note that a parallel region just ended (for the wake-up model).
 tbb::task_arena* cpu_arena(Runtime& rt) noexcept;
 void parallel_done(Runtime& rt) noexcept;
+// From now on this thread's host copies (staging) run on it alone, never on
+// the workers: for a thread working beside a CPU share that holds every
+// worker (co-execution's GPU helper), whose copies would otherwise queue
+// until the CPU share is done.
+void copy_without_workers() noexcept;
 
 // Runs f, a parallel loop of a CPU tier, where veda's CPU work runs.
 template <class F>

@@ -195,6 +195,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     Part gpu_part{};
     std::exception_ptr gpu_error;
     std::thread helper([&] {
+      copy_without_workers();  // the CPU share holds the workers
       try {
         void* s = gpu_bridge::stream(rt);
         std::optional<gpu_bridge::DeviceTemp> staged;
