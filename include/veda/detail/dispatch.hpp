@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -110,21 +111,30 @@ void launch_fault_point(const Plan& p);
 // (veda::OutOfMemory, veda::DeviceFault).
 bool recoverable_device_error(const std::exception_ptr& e) noexcept;
 
-// Runs a GPU tier's work f(); if the device runs out of memory or faults,
-// switches p to a CPU plan for the same call and returns false, and the
-// caller runs its CPU tier instead (same inputs, so the same result).
+// Runs a GPU tier's work f() and returns its value; if the device runs out
+// of memory or faults, switches p to a CPU plan for the same call and
+// returns nullopt, and the caller runs its CPU tier instead (same inputs, so
+// the same result). The one place GPU failures turn into CPU runs.
 template <class F>
-bool try_gpu(Runtime& rt, Plan& p, const CallDesc& d, F&& f) {
+auto try_gpu_value(Runtime& rt, Plan& p, const CallDesc& d, F&& f) -> std::optional<decltype(f())> {
   try {
     launch_fault_point(p);
-    std::forward<F>(f)();
-    return true;
+    return std::forward<F>(f)();
   } catch (const OutOfMemory& e) {
     p = fallback_to_cpu(rt, p, d, e.what());
   } catch (const DeviceFault& e) {
     p = fallback_to_cpu(rt, p, d, e.what(), true);
   }
-  return false;
+  return std::nullopt;
+}
+
+// The same for work without a value: true when it ran on the GPU.
+template <class F>
+bool try_gpu(Runtime& rt, Plan& p, const CallDesc& d, F&& f) {
+  return try_gpu_value(rt, p, d, [&] {
+           std::forward<F>(f)();
+           return true;
+         }).has_value();
 }
 
 // veda's oneTBB arena (null: parallel loops run in the caller's own arena),

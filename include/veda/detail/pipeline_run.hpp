@@ -134,14 +134,8 @@ class Runner {
 #if VEDA_GPU_SITE
     if constexpr (seg.valid) {
       if (tier_device(p.tier) == Device::Gpu && count > 0) {
-        try {  // try_gpu's recovery, for a phase that returns a value
-          launch_fault_point(p);
-          return GpuPhase<Runner>::template run<I, E, seg>(*this, feed, r, p, d);
-        } catch (const OutOfMemory& e) {
-          p = fallback_to_cpu(rt_, p, d, e.what());
-        } catch (const DeviceFault& e) {
-          p = fallback_to_cpu(rt_, p, d, e.what(), true);
-        }
+        if (auto v = try_gpu_value(rt_, p, d, [&] { return GpuPhase<Runner>::template run<I, E, seg>(*this, feed, r, p, d); }))
+          return std::move(*v);
       }
     }
 #endif
