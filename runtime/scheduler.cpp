@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <map>
 #include <vector>
 
 #include "runtime/clock.hpp"

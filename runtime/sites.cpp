@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "runtime/scheduler.hpp"  // Explanation, for the buckets' shared_ptrs
-
 namespace veda::detail {
 
 void TierSamples::add(double us, double n) {
