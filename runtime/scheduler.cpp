@@ -144,13 +144,19 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
 
 // ------------------------------------------------------------------ calls
 namespace {
+// Whether a GPU tier's work runs on the calling thread's stream. The
+// streamed tier runs on the pipeline streams (which trace their own chunks)
+// and co-execution's GPU share on a helper thread's stream: a span on the
+// caller's stream would time an idle stream.
+constexpr bool on_callers_stream(Tier t) { return t != Tier::CudaStreamed && t != Tier::CoExec; }
+
 // A GPU tier's profiler range (NVTX) and, with telemetry, its trace span.
 void start_gpu_marks(RuntimeState& st, Plan& p) {
   if (tier_device(p.tier) != Device::Gpu) return;  // first: CPU calls ask nothing else
   DeviceApi* dev = st.device();
   if (!dev) return;
   p.gpu_range = dev->range_start(p.site->name().c_str());
-  if (st.telemetry) p.gpu_trace = dev->trace_begin(dev->stream());
+  if (st.telemetry && on_callers_stream(p.tier)) p.gpu_trace = dev->trace_begin(dev->stream());
 }
 // With telemetry on every finished call is timed, not only the ones the
 // learning samples; the record carries its explanation (a settled call's is
@@ -171,7 +177,8 @@ void end_gpu_marks(RuntimeState& st, const Plan& p) {
   if (tier_device(p.tier) != Device::Gpu) return;
   DeviceApi* dev = st.device();
   if (!dev) return;
-  if (st.telemetry) dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, p.site->name(), 0);
+  if (st.telemetry && on_callers_stream(p.tier))
+    dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, p.site->name(), 0);
   dev->range_end(p.gpu_range);
 }
 }  // namespace

@@ -3,12 +3,14 @@
 // 1, fewer than one chunk, a prime and 10^7+3 elements.
 #include <doctest/doctest.h>
 
+#include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/stream_pipeline.hpp"
 #include "runtime/runtime_state.hpp"
 #include "veda/runtime.hpp"
+#include "veda/telemetry.hpp"
 
 using namespace veda::detail::cuda;
 
@@ -42,5 +44,26 @@ TEST_CASE("pipelined map equals serial map and the CPU") {
     CHECK(ok);
   }
   CHECK(dev->staging().in_use() == 0);
+  veda::shutdown();
+}
+
+// Finding 19 of the GPU review: GPU spans of streamed work were recorded on
+// the caller's stream (idle meanwhile). Each chunk's kernel is now a span on
+// the pipeline stream that ran it: tracks after the four per-thread streams.
+TEST_CASE("with telemetry, each streamed chunk's kernel is a span on its pipeline stream") {
+  veda::init(veda::Config::builder().telemetry(true).build());
+  auto* dev = dynamic_cast<CudaDevice*>(veda::get_runtime().state().device());
+  REQUIRE(dev);
+  const std::size_t n = 10000003;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f), out(n);
+  const PipelineInput in[] = {{x.data(), sizeof(float)}, {y.data(), sizeof(float)}};
+  pipelined_map(*dev, in, out.data(), sizeof(float), n, launch, nullptr);
+  CHECK(out[n - 1] == 4.0f);
+  const std::string trace = veda::telemetry::chrome_trace();
+  std::size_t chunks = 0;
+  for (std::size_t at = trace.find("streamed chunk"); at != std::string::npos;
+       at = trace.find("streamed chunk", at + 1))
+    ++chunks;
+  CHECK(chunks >= 2);  // 10^7 floats need several 4 MiB chunks
   veda::shutdown();
 }

@@ -18,7 +18,9 @@ GpuTracer::~GpuTracer() {
 std::uint64_t GpuTracer::begin(cudaStream_t s) {
   std::lock_guard lock(mu_);
   if (!ref_) {
-    if (cudaEventCreate(&ref_) != cudaSuccess || cudaEventRecord(ref_) != cudaSuccess ||
+    // On the traced (non-blocking) stream: the legacy default stream may hold
+    // the program's own work, which would shift every span.
+    if (cudaEventCreate(&ref_) != cudaSuccess || cudaEventRecord(ref_, s) != cudaSuccess ||
         cudaEventSynchronize(ref_) != cudaSuccess) {
       cudaGetLastError();
       ref_ = nullptr;

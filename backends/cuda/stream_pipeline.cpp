@@ -1,6 +1,7 @@
 #include "backends/cuda/stream_pipeline.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "backends/cuda/cuda_check.hpp"
@@ -91,8 +92,10 @@ void pipelined_map(CudaDevice& dev, std::span<const PipelineInput> inputs, void*
               "cudaMemcpyAsync H2D");
         check(cudaEventRecord(stage.in[k]->done, s), "cudaEventRecord");
       }
+      const std::uint64_t span = dev.telemetry ? dev.trace_begin(s) : 0;  // the chunk's kernel, on its stream
       launch(ctx, stage.dev->in.data(), stage.dev->out, count, s);
       check(cudaGetLastError(), "kernel launch");
+      if (span) dev.trace_end(span, s, SpanKind::GpuCall, "streamed chunk", 0);
       check(cudaMemcpyAsync(stage.out->ptr, stage.dev->out, count * out_elem_bytes,
                             cudaMemcpyDeviceToHost, s),
             "cudaMemcpyAsync D2H");
