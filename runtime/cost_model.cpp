@@ -120,7 +120,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   if (r.tiers & tier_bit(Tier::CoExec)) {
     Estimate e;  // filled in by choose(), once history has corrected both sides
     e.tier = Tier::CoExec;
-    e.overhead_us = n;
+    e.n = n;
     e.eligible = false;
     out.push_back(e);
   }
@@ -163,7 +163,7 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
     co->note = "needs both a CPU and a GPU tier";
     return;
   }
-  const double n = std::max(co->overhead_us, 1.0);  // overhead_us carries n for CoExec
+  const double n = std::max(co->n, 1.0);
   const double ac = cpu->overhead_us, bc = (cpu->total_us - ac) / n;
   const double ag = gpu->overhead_us, bg = (gpu->total_us - ag) / n;
   double f = (ac - ag + bc * n) / ((bg + bc) * n);

@@ -62,6 +62,7 @@ struct Estimate {
   bool eligible = true;
   bool from_history = false;
   double gpu_fraction = 0;  // CoExec only
+  double n = 0;             // CoExec only: the elements its split divides
   double memory_us = 0;     // CPU tiers: time of the host-memory traffic
   double host_traffic_us = 0;  // GPU tiers: host-memory time of their transfers (staging, DMA)
   std::string note;

@@ -30,6 +30,9 @@ namespace {
 // a few percent of the time spent, even for calls of a second.
 constexpr std::int64_t kStaleNs = 500'000'000;
 constexpr double kStaleRuns = 50;
+// A call this long is "long": its fixed cost is noise, so it is always timed
+// and teaches per-element costs only through its bucket's median.
+constexpr std::int64_t kLongCallNs = 20'000;
 
 int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
 int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
@@ -284,26 +287,27 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
   // Serial runs over cached data tell the model what one element costs here.
-  // A short run of many elements counts as it is; a long one (20 us: the
-  // call's fixed cost is noise, and 100 images blurred at 0.7 ms each must
-  // not look like 100 floats) counts through the median of its bucket's
-  // serial runs (at least two, and the typical run long as well), so one
-  // preempted call cannot teach that an element costs 20 us. A long-run cost that moved by more than 2x makes the bucket's
-  // settled decisions stale at once, not 64 calls later.
+  // A short run of many elements counts as it is; a long one (kLongCallNs:
+  // the call's fixed cost is noise, and 100 images blurred at 0.7 ms each
+  // must not look like 100 floats) counts through the median of its
+  // bucket's serial runs (at least two, and the typical run long as well),
+  // so one preempted call cannot teach that an element costs 20 us. A
+  // long-run cost that moved by more than 2x makes the bucket's settled
+  // decisions stale at once, not 64 calls later.
   const bool teaches = measured && p.tier == Tier::Serial && d.n > 0 &&
                        static_cast<double>(d.n) * d.bytes_per_elem <= 8.0 * (1 << 20);
-  double per_elem = teaches && d.n >= 1024 && t < 20'000 ? static_cast<double>(t) / static_cast<double>(d.n) : 0;
+  double per_elem = teaches && d.n >= 1024 && t < kLongCallNs ? static_cast<double>(t) / static_cast<double>(d.n) : 0;
   if (measured && p.bucket->mu.try_lock()) {
     if (p.bucket->generation == st.generation) {
       auto& samples = p.bucket->samples[static_cast<std::size_t>(p.tier)];
       samples.add(us, static_cast<double>(d.n));
       p.bucket->last_sample_ns[static_cast<std::size_t>(p.tier)] = p.t0 + t;
       // (a sort of 8 samples: only when the answer may change)
-      if (t >= 20'000 || p.bucket->long_calls.load(std::memory_order_relaxed))
-        p.bucket->long_calls.store(samples.median_us() >= 20, std::memory_order_relaxed);
-      if (teaches && t >= 20'000 && samples.count() >= 2) {
+      if (t >= kLongCallNs || p.bucket->long_calls.load(std::memory_order_relaxed))
+        p.bucket->long_calls.store(samples.median_us() >= kLongCallNs / 1e3, std::memory_order_relaxed);
+      if (teaches && t >= kLongCallNs && samples.count() >= 2) {
         const double median = samples.median_ns_per_elem();
-        if (median * static_cast<double>(d.n) >= 20'000) per_elem = median;
+        if (median * static_cast<double>(d.n) >= kLongCallNs) per_elem = median;
       }
     }
     p.bucket->mu.unlock();
@@ -313,7 +317,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
     const float old = p.slot->cpu_ns_per_elem.load(std::memory_order_relaxed);
     p.slot->cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);
     const float ref = old == 0 ? static_cast<float>(st.profile.cpu.map_ns_per_elem) : old;
-    if (t >= 20'000 && (sample > 2 * ref || 2 * sample < ref))
+    if (t >= kLongCallNs && (sample > 2 * ref || 2 * sample < ref))
       for (auto& c : p.bucket->cached) c.store(0, std::memory_order_relaxed);
   }
   LastCall& l = last_call();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/fault_injection.hpp"
+#include "src/config_validate.hpp"
 #include "veda/error.hpp"
 
 namespace veda {
@@ -101,7 +102,6 @@ Config::Builder& Config::Builder::profile(std::string path) {
 }
 
 namespace detail {
-// Shared by build() and apply_environment(): checks every field of `c`.
 void validate(const Config& c) {
   if (c.threads() < 1 || c.threads() > kMaxThreads)
     throw ConfigError("threads", std::to_string(c.threads()),

@@ -9,14 +9,11 @@
 #include <cstdlib>
 
 #include "runtime/fault_injection.hpp"
+#include "src/config_validate.hpp"
 #include "veda/config.hpp"
 #include "veda/error.hpp"
 
 namespace veda {
-namespace detail {
-void validate(const Config& c);
-}
-
 namespace {
 
 std::string normalise(std::string v) {
