@@ -14,35 +14,37 @@
 #include "veda/runtime.hpp"
 
 namespace veda::detail::gpu_bridge {
+// Every GPU call takes its stream first, which makes the device current on
+// the launching thread; the calls after it need only the device.
 void* stream(Runtime& rt) { return cuda_device(rt).stream(); }
-int sm_count(Runtime& rt) { return cuda_device(rt).info().sm_count; }
-const void* read(Runtime& rt, Buffer& b, void* s) { return b.device_read(cuda_device(rt), s); }
-void* write(Runtime& rt, Buffer& b, void* s, bool keep) { return b.device_write(cuda_device(rt), s, keep); }
+int sm_count(Runtime& rt) { return runtime_cuda_device(rt).info().sm_count; }
+const void* read(Runtime& rt, Buffer& b, void* s) { return b.device_read(runtime_cuda_device(rt), s); }
+void* write(Runtime& rt, Buffer& b, void* s, bool keep) { return b.device_write(runtime_cuda_device(rt), s, keep); }
 void done(Buffer& b, void* s) { b.device_done(s); }
 
-void* allocate(Runtime& rt, std::size_t bytes, void* s) { return cuda_device(rt).pool().allocate(bytes, s); }
+void* allocate(Runtime& rt, std::size_t bytes, void* s) { return runtime_cuda_device(rt).pool().allocate(bytes, s); }
 void deallocate(Runtime& rt, void* p, void* s) noexcept {
   try {
-    cuda_device(rt).pool().deallocate(p, s);
+    runtime_cuda_device(rt).pool().deallocate(p, s);
   } catch (...) {  // only a foreign pointer throws; nothing to release then
   }
 }
 void copy_in(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s, bool pinned) {
-  cuda_device(rt).copy_to_device(dst, src, bytes, s, pinned);
+  runtime_cuda_device(rt).copy_to_device(dst, src, bytes, s, pinned);
 }
 void copy_out(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s, bool pinned) {
-  cuda_device(rt).copy_to_host(dst, src, bytes, s, pinned);
+  runtime_cuda_device(rt).copy_to_host(dst, src, bytes, s, pinned);
 }
 void copy_device(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s) {
-  cuda_device(rt).copy_on_device(dst, src, bytes, s);
+  runtime_cuda_device(rt).copy_on_device(dst, src, bytes, s);
 }
-void synchronize(Runtime& rt, void* s) { cuda_device(rt).synchronize(s); }
+void synchronize(Runtime& rt, void* s) { runtime_cuda_device(rt).synchronize(s); }
 void check_launch(const char* what) { cuda::check(cudaGetLastError(), what); }
 void check(int cuda_error, const char* what) { cuda::check(static_cast<cudaError_t>(cuda_error), what); }
 
 void reduce_builtin(Runtime& rt, ReduceKind kind, ScalarType type, const void* in, std::size_t n,
                     void* host_result, void* s) {
-  cuda::reduce_builtin(kind, type, in, n, host_result, cuda_device(rt), static_cast<cudaStream_t>(s));
+  cuda::reduce_builtin(kind, type, in, n, host_result, runtime_cuda_device(rt), static_cast<cudaStream_t>(s));
 }
 
 void pipelined_map(Runtime& rt, const StreamInput* inputs, std::size_t n_inputs, void* host_out,
@@ -54,7 +56,7 @@ void pipelined_map(Runtime& rt, const StreamInput* inputs, std::size_t n_inputs,
     ChunkLaunch launch;
     void* ctx;
   } a{launch, ctx};
-  cuda::pipelined_map(cuda_device(rt), in, host_out, out_elem_bytes, n,
+  cuda::pipelined_map(runtime_cuda_device(rt), in, host_out, out_elem_bytes, n,
                       [](void* c, const void* const* i, void* o, std::size_t count, cudaStream_t s) {
                         auto* ad = static_cast<Adapter*>(c);
                         ad->launch(ad->ctx, i, o, count, s);

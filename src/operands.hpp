@@ -54,22 +54,25 @@ inline void describe_host_operands(CallDesc& d, std::size_t in_bytes, std::size_
 }
 
 #if VEDA_HAS_CUDA
-// The runtime's CUDA device, made current on the calling thread (a thread
-// starts on device 0, where another device's streams and events fail).
-// Without one, DeviceFault: the call falls back to the CPU.
-inline cuda::CudaDevice& cuda_device(Runtime& rt) {
+// The runtime's CUDA device. Without one, DeviceFault: the call falls back
+// to the CPU.
+inline cuda::CudaDevice& runtime_cuda_device(Runtime& rt) {
   auto* dev = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
   if (!dev) throw DeviceFault("veda: no CUDA device in this runtime");
-  dev->make_current();
   return *dev;
 }
-// Device pointers for reading, for writing (contents discarded) and for
-// updating in place; null for an absent (empty) buffer. device_done records
-// the stream's work on every buffer used.
+// The same, made current on the calling thread (a thread starts on device 0,
+// where another device's streams and events fail): what a GPU call does first.
+inline cuda::CudaDevice& cuda_device(Runtime& rt) {
+  cuda::CudaDevice& dev = runtime_cuda_device(rt);
+  dev.make_current();
+  return dev;
+}
+// Device pointers for reading and for writing (old contents kept only when
+// `keep`: updating in place); null for an absent (empty) buffer.
+// device_done records the stream's work on every buffer used.
 inline const void* device_in(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_read(dev, s) : nullptr; }
-inline void* device_out(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_write(dev, s, false) : nullptr; }
-inline void* device_inout(cuda::CudaDevice& dev, Buffer* b, void* s) { return b ? b->device_write(dev, s, true) : nullptr; }
-inline void* device_out(cuda::CudaDevice& dev, Buffer* b, void* s, bool keep) {
+inline void* device_out(cuda::CudaDevice& dev, Buffer* b, void* s, bool keep = false) {
   return b ? b->device_write(dev, s, keep) : nullptr;
 }
 inline void device_done(std::initializer_list<Buffer*> bufs, void* s) {

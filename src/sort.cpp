@@ -106,8 +106,8 @@ void sort_array(Array<K>& keys, Buffer* values, std::size_t value_bytes, const S
 #if VEDA_HAS_CUDA
         auto& dev = cuda_device(rt);
         void* s = dev.stream();
-        void* dk = device_inout(dev, keys.buffer(), s);
-        void* dv = values ? device_inout(dev, values, s) : nullptr;
+        void* dk = device_out(dev, keys.buffer(), s, true);
+        void* dv = values ? device_out(dev, values, s, true) : nullptr;
         cuda::sort_device(dev, scalar_type_of<K>(), dk, dv, value_bytes, n, o.descending,
                           static_cast<cudaStream_t>(s));
         device_done({keys.buffer(), values}, s);
