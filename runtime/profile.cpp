@@ -82,6 +82,8 @@ std::string MachineProfile::to_json() const {
   j["driver_version"] = driver_version;
   j["veda_version"] = veda_version;
   j["calibration_seconds"] = calibration_seconds;
+  j["provisional"] = provisional;
+  j["calibration_note"] = calibration_note;
   CpuProfile c = cpu;
   for_each_cpu_field(c, [&](const char* n, double& v) { j["cpu"][n] = v; });
   j["cpu"]["sgemm_gflops"] = cpu.sgemm_gflops;
@@ -134,6 +136,9 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
   p.threads = integer("threads", 1, 1 << 20, std::nullopt);
   p.driver_version = integer("driver_version", 0, 1 << 30, 0);
   p.calibration_seconds = j.value("calibration_seconds", 0.0);
+  if (j.contains("provisional") && !j["provisional"].is_boolean()) throw std::runtime_error("provisional must be true or false");
+  p.provisional = j.value("provisional", false);
+  p.calibration_note = j.value("calibration_note", std::string());
   if (!j.contains("cpu") || !j["cpu"].is_object()) throw std::runtime_error("cpu section is missing");
   for_each_cpu_field(p.cpu, [&](const char* n, double& v) { v = positive(j["cpu"], "cpu", n); });
   p.cpu.sgemm_gflops = non_negative(j["cpu"], "sgemm_gflops");

@@ -56,8 +56,12 @@ struct MachineProfile {
   std::string gpu_uuid;       // empty without a GPU
   int driver_version = 0;
   std::string veda_version;
-  std::string source = "defaults";  // "defaults", "calibrated", "cache", "file"
+  std::string source = "defaults";  // "defaults", "calibrated", "cache", "file", "refreshed"
   double calibration_seconds = 0;
+  // Other work disturbed every measurement pass: the figures are probably
+  // too slow. Used meanwhile, and measured again once the machine is quiet.
+  bool provisional = false;
+  std::string calibration_note;  // "clean", or what disturbed it
 
   CpuProfile cpu;
   GpuProfile gpu;

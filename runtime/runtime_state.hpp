@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 
 #include "runtime/device_api.hpp"
 #include "runtime/profile.hpp"
@@ -21,6 +23,7 @@ class Telemetry;
 class FaultInjector;
 class DecisionRecorder;
 class DecisionReplay;
+class ProfileRefresh;  // src: measures a provisional profile again
 
 class RuntimeState {
  public:
@@ -40,7 +43,11 @@ class RuntimeState {
   GpuStatus gpu;
   WorkerActivity workers;  // what cpu_executor reports, the scheduler reads
   std::unique_ptr<CpuExecutor> cpu_executor;
-  MachineProfile profile;  // what the cost model predicts with
+  // What the cost model predicts with. A background refresh may replace it
+  // (set_profile); earlier versions stay valid until the runtime goes, so a
+  // reference read before a replacement never dangles.
+  const MachineProfile& profile() const noexcept { return *profile_.load(std::memory_order_acquire); }
+  void set_profile(MachineProfile p);
   std::unique_ptr<Telemetry> telemetry;  // null unless Config::telemetry (or a trace) is on
   // Distinguishes runtimes across init/shutdown cycles (caches key on it).
   const std::uint64_t generation;
@@ -51,8 +58,12 @@ class RuntimeState {
   std::unique_ptr<FaultInjector> faults;
   std::unique_ptr<DecisionRecorder> recorder;
   std::unique_ptr<DecisionReplay> replay;
+  std::unique_ptr<ProfileRefresh> refresh;  // while the profile is provisional
 
  private:
+  std::mutex profiles_mu_;
+  std::deque<MachineProfile> profiles_;  // every version set, newest last
+  std::atomic<const MachineProfile*> profile_{nullptr};
   std::unique_ptr<DeviceApi> device_;
 };
 

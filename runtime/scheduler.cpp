@@ -50,7 +50,7 @@ std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDe
   if (t != Tier::TbbAuto) return std::max<std::size_t>(1, d.n);
   // Tasks of about 20 us: long enough to amortise stealing, short enough to balance.
   const double c = learned_ns_per_elem(st, slot);
-  const double per = c > 0 ? c : st.profile.cpu.map_ns_per_elem;
+  const double per = c > 0 ? c : st.profile().cpu.map_ns_per_elem;
   const auto g = static_cast<std::size_t>(20000.0 / per);
   return std::clamp<std::size_t>(g, std::max<std::size_t>(1, d.n / (1024 * threads)),
                                  std::max<std::size_t>(1, d.n / threads));
@@ -95,7 +95,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
   std::lock_guard lock(b.mu);
   if (b.generation != st.generation) b.reset(st.generation);
-  auto est = estimate(st.profile, make_request(st, site, slot, d, r, obstacle, idle_us));
+  auto est = estimate(st.profile(), make_request(st, site, slot, d, r, obstacle, idle_us));
   HistoryView hv{};
   const double n = static_cast<double>(std::max<std::size_t>(d.n, 1));
   const std::int64_t now = now_ns();
@@ -215,7 +215,7 @@ double idle_us_now(const RuntimeState& st) {
 // Whether the workers have slept long enough for a wake-up to show.
 bool workers_asleep(RuntimeState& st) {
   return !st.config.deterministic() &&
-         st.workers.asleep(static_cast<std::int64_t>(st.profile.cpu.tbb_idle_us * 1e3));
+         st.workers.asleep(static_cast<std::int64_t>(st.profile().cpu.tbb_idle_us * 1e3));
 }
 
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
@@ -316,7 +316,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
     const auto sample = static_cast<float>(per_elem);
     const float old = p.slot->cpu_ns_per_elem.load(std::memory_order_relaxed);
     p.slot->cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);
-    const float ref = old == 0 ? static_cast<float>(st.profile.cpu.map_ns_per_elem) : old;
+    const float ref = old == 0 ? static_cast<float>(st.profile().cpu.map_ns_per_elem) : old;
     if (t >= kLongCallNs && (sample > 2 * ref || 2 * sample < ref))
       for (auto& c : p.bucket->cached) c.store(0, std::memory_order_relaxed);
   }

@@ -2,6 +2,7 @@
 
 #include "backends/cpu/cpu_calibration.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/machine_load.hpp"
 #include "veda/build_config.hpp"
 #include "veda/error.hpp"
 #if VEDA_HAS_CUDA
@@ -32,7 +33,27 @@ MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuSta
   const auto t0 = now_ns();
   MachineProfile p = identity_profile(c, cpu, gpu);
   if (progress) progress("CPU", 0.0);
-  calibrate_cpu(exec, cpu, p.cpu, progress);
+  // Other work only ever slows a measurement down: a disturbed pass is
+  // measured again while the budget lasts, and the cleanest pass is kept.
+  const CpuProfile defaults = p.cpu;
+  Interference kept;
+  for (int pass = 0;; ++pass) {
+    const auto p0 = now_ns();
+    CpuProfile figures = defaults;
+    const Interference q = calibrate_cpu(exec, cpu, figures, progress);
+    if (pass == 0 || q.score() < kept.score()) {
+      p.cpu = figures;
+      kept = q;
+    }
+    const double elapsed_s = static_cast<double>(now_ns() - t0) / 1e9;
+    const double pass_s = static_cast<double>(now_ns() - p0) / 1e9;
+    if (!kept.disturbed() || pass + 1 >= kCalibrationPasses || elapsed_s + pass_s > kCalibrationBudgetS) break;
+    log().info("calibration pass {} disturbed ({}); measuring again", pass + 1, q.describe());
+  }
+  p.provisional = kept.disturbed();
+  p.calibration_note = kept.describe();
+  if (p.provisional) log().warn("machine profile is provisional: {}; it is measured again when the machine is quiet",
+                                 p.calibration_note);
 #if VEDA_HAS_CUDA
   if (auto* cd = dynamic_cast<cuda::CudaDevice*>(dev)) {
     if (progress) progress("GPU", 0.6);

@@ -73,7 +73,7 @@ template <class T>
 void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
   auto& st = rt.state();
   if (tier == Tier::CpuReference) return detail::cpu::gemm_reference(s, a, b, c);
-  const auto& blas = detail::blas(st.cpu, st.profile.cpu.blas_core);
+  const auto& blas = detail::blas(st.cpu, st.profile().cpu.blas_core);
   if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(blas, st.config.threads(), s, a, b, c)) return;
   detail::cpu::gemm_tiled(*st.cpu_executor, s, a, b, c);  // cpu-tiled, or cpu-blas without a BLAS
 }

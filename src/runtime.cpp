@@ -24,6 +24,7 @@
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
 #include "src/device_discovery.hpp"
+#include "src/profile_refresh.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/nvml.hpp"
 #include "runtime/runtime_state.hpp"
@@ -118,8 +119,10 @@ RuntimeState::RuntimeState(const Config& c)
     log().info("GPU {}: {}", gpu.selected, gpu.reason);
   else
     log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
-  profile = obtain_profile(config, cpu, gpu, *cpu_executor, device_.get());
-  log().debug("machine profile from {}", profile.source);
+  set_profile(obtain_profile(config, cpu, gpu, *cpu_executor, device_.get()));
+  log().debug("machine profile from {}", profile().source);
+  if (profile().provisional && config.profile().empty() && config.calibration() != CalibrationMode::Off)
+    refresh = std::make_unique<ProfileRefresh>(*this, ProfileRefresh::policy());
   if (config.telemetry()) {  // after calibration: its work is not the program's
     telemetry = std::make_unique<Telemetry>();
     if (device_) device_->telemetry = telemetry.get();
@@ -135,6 +138,7 @@ RuntimeState::RuntimeState(const Config& c)
 }
 
 RuntimeState::~RuntimeState() {
+  refresh.reset();  // first: it measures with the executor and writes the profile
   if (faults) set_fault_injector(nullptr);
   if (replay && replay->remaining())
     log().warn("veda replay ({}): {} recorded calls were not made by this run", config.replay(), replay->remaining());
@@ -147,6 +151,12 @@ RuntimeState::~RuntimeState() {
   device_.reset();
   cpu_executor.reset();
   telemetry.reset();
+}
+
+void RuntimeState::set_profile(MachineProfile p) {
+  std::lock_guard lock(profiles_mu_);
+  profiles_.push_back(std::move(p));
+  profile_.store(&profiles_.back(), std::memory_order_release);
 }
 
 void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
@@ -246,10 +256,10 @@ std::string Runtime::describe() const {
     os << "GPU monitor: " << m.name << (m.index >= 0 ? " (CUDA device " + std::to_string(m.index) + ")" : "")
        << ": " << (m.memory_used >> 20) << " of " << (m.memory_total >> 20) << " MiB used, " << m.utilization_pct
        << "% busy, " << m.temperature_c << " C\n";
-  const auto& pc = state_->profile.cpu;
+  const auto& pc = state_->profile().cpu;
   const double peak = pc.fma_gflops_per_thread * c.threads;  // FP32, every thread veda uses
   os << "CPU FP32 FMA peak: " << std::fixed << std::setprecision(0) << peak << " GFLOP/s (" << c.threads << " x "
-     << pc.fma_gflops_per_thread << ", " << state_->profile.source << ")\n";
+     << pc.fma_gflops_per_thread << ", " << state_->profile().source << ")\n";
   const auto& b = detail::blas(c, pc.blas_core);
   if (!b.available) {
     os << "BLAS: none (" << b.why_not << "); cpu-blas runs the cpu-tiled kernel\n";

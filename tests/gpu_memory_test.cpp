@@ -135,7 +135,7 @@ TEST_CASE("calibration that runs out of device memory keeps the default figures;
                  .memory_pool_limit(std::size_t{1} << 20)
                  .calibration(veda::CalibrationMode::Force)
                  .build());
-  const auto& g = veda::get_runtime().state().profile.gpu;
+  const auto& g = veda::get_runtime().state().profile().gpu;
   CHECK(g.present);
   CHECK(g.h2d_pinned_gbps > 0);  // measured where it fit, else the default
   veda::Array<float> a(std::vector<float>(1000, 2.f));

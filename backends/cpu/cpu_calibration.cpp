@@ -125,21 +125,27 @@ void gemm_rates(const CpuInfo& info, int threads, CpuProfile& cpu) {
 
 }  // namespace
 
-void calibrate_cpu(CpuExecutor& exec, const CpuInfo& info, CpuProfile& cpu,
-                   const std::function<void(const std::string&, double)>& progress) {
+Interference calibrate_cpu(CpuExecutor& exec, const CpuInfo& info, CpuProfile& cpu,
+                           const std::function<void(const std::string&, double)>& progress) {
   auto step = [&](const char* what, double f) {
     if (progress) progress(what, f);
   };
+  const LoadSample start = load_sample();
   step("CPU element throughput", 0.05);
   cpu.map_ns_per_elem = map_ns_per_elem();
   step("CPU FMA peak", 0.1);
   cpu.fma_gflops_per_thread = measure_fma_gflops_per_thread();
+  // Up to here only this thread worked: time it spent off the CPU was preemption.
+  const Interference single = interference(start, load_sample(), true);
   step("memory bandwidth", 0.2);
   bandwidth(exec, cpu);
   step("oneTBB fork-join and wake-up", 0.35);
   fork_join(exec, cpu);  // with one thread the cost model never offers TBB tiers
   step("CPU GEMM (BLAS)", 0.45);
   gemm_rates(info, exec.threads(), cpu);
+  Interference q = interference(start, load_sample(), false);
+  q.preempted = single.preempted;
+  return q;
 }
 
 }  // namespace veda::detail

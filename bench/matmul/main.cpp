@@ -44,7 +44,7 @@ double gflops(std::size_t n, double ns) { return 2.0 * n * n * static_cast<doubl
 // FP32 FMA peak of every thread veda uses, from its machine profile.
 double cpu_peak_gflops() {
   const auto& st = veda::get_runtime().state();
-  return st.profile.cpu.fma_gflops_per_thread * st.cpu.threads;
+  return st.profile().cpu.fma_gflops_per_thread * st.cpu.threads;
 }
 
 template <class T>

@@ -13,10 +13,11 @@ int info() {
   veda::init();
   const auto& rt = veda::get_runtime();
   std::printf("%s", rt.describe().c_str());
-  const auto& p = rt.state().profile;
+  const auto& p = rt.state().profile();
   std::printf("Profile: %s", p.source.c_str());
-  if (p.source == "calibrated" || p.source == "cache")
+  if (p.source == "calibrated" || p.source == "cache" || p.source == "refreshed")
     std::printf(", %.2f s to measure, cached at %s", p.calibration_seconds, detail::cache_path(p).c_str());
+  if (p.provisional) std::printf("; provisional (%s): measured again when the machine is quiet", p.calibration_note.c_str());
   std::printf("\n");
   veda::shutdown();
   return 0;
@@ -39,6 +40,9 @@ int calibrate(const std::string& output) {
   if (!detail::save_profile(p, path)) throw Error("veda calibrate: cannot write " + path);
   veda::shutdown();
   std::printf("measured in %.2f s, written to %s\n", p.calibration_seconds, path.c_str());
+  if (p.provisional)
+    std::printf("provisional: %s; these figures are probably too slow (programs measure again when the machine is "
+                "quiet)\n", p.calibration_note.c_str());
   std::printf("CPU: FMA %.0f GFLOP/s per thread, triad %.1f GB/s (1 thread) / %.1f GB/s (all), fork-join %.2f us "
               "(static) / %.2f us (auto), wake-up %.0f us after %.0f us idle\n",
               p.cpu.fma_gflops_per_thread, p.cpu.bw_one_gbps, p.cpu.bw_all_gbps, p.cpu.tbb_static_us,
