@@ -8,6 +8,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/learning.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/runtime_state.hpp"
@@ -24,15 +25,6 @@ LastCall& last_call() noexcept {
 }
 
 namespace {
-
-// History older than this may no longer describe the machine, and older
-// than this many of the tier's own runs: re-measuring a runner-up then costs
-// a few percent of the time spent, even for calls of a second.
-constexpr std::int64_t kStaleNs = 500'000'000;
-constexpr double kStaleRuns = 50;
-// A call this long is "long": its fixed cost is noise, so it is always timed
-// and teaches per-element costs only through its bucket's median.
-constexpr std::int64_t kLongCallNs = 20'000;
 
 int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
 int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
@@ -96,33 +88,14 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   std::lock_guard lock(b.mu);
   if (b.generation != st.generation) b.reset(st.generation);
   auto est = estimate(st.profile(), make_request(st, site, slot, d, r, obstacle, idle_us));
-  HistoryView hv{};
-  const double n = static_cast<double>(std::max<std::size_t>(d.n, 1));
   const std::int64_t now = now_ns();
-  for (const auto& e : est) {
-    const auto t = static_cast<std::size_t>(e.tier);
-    auto& h = hv[t];
-    const auto& s = b.samples[t];
-    h.samples = s.count();
-    h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
-    h.explored = b.explored[t];
-    const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
-    h.stale = h.samples >= kMinSamples && age_ns > std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
-    h.refresh = b.refresh[t];
-  }
+  const HistoryView hv = history_view(b, est, d.n, now);
   ChoiceContext ctx;
   ctx.deterministic = st.config.deterministic();
   ctx.all_on_device = d.all_on_device;
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
-  const auto ct = static_cast<std::size_t>(c.tier);
-  if (c.refreshed) {
-    // Three runs per refresh; the stamp keeps the next one at least kStaleNs away.
-    b.refresh[ct] = b.refresh[ct] > 0 ? static_cast<std::uint8_t>(b.refresh[ct] - 1) : 2;
-    b.last_sample_ns[ct] = now;
-  } else if (c.explored) {
-    ++b.explored[ct];
-  }
+  note_choice(b, c, now);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);
   expl->reason = std::move(c.reason);
@@ -286,40 +259,13 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
-  // Serial runs over cached data tell the model what one element costs here.
-  // A short run of many elements counts as it is; a long one (kLongCallNs:
-  // the call's fixed cost is noise, and 100 images blurred at 0.7 ms each
-  // must not look like 100 floats) counts through the median of its
-  // bucket's serial runs (at least two, and the typical run long as well),
-  // so one preempted call cannot teach that an element costs 20 us. A
-  // long-run cost that moved by more than 2x makes the bucket's settled
-  // decisions stale at once, not 64 calls later.
-  const bool teaches = measured && p.tier == Tier::Serial && d.n > 0 &&
-                       static_cast<double>(d.n) * d.bytes_per_elem <= 8.0 * (1 << 20);
-  double per_elem = teaches && d.n >= 1024 && t < kLongCallNs ? static_cast<double>(t) / static_cast<double>(d.n) : 0;
+  double per_elem = 0;
   if (measured && p.bucket->mu.try_lock()) {
-    if (p.bucket->generation == st.generation) {
-      auto& samples = p.bucket->samples[static_cast<std::size_t>(p.tier)];
-      samples.add(us, static_cast<double>(d.n));
-      p.bucket->last_sample_ns[static_cast<std::size_t>(p.tier)] = p.t0 + t;
-      // (a sort of 8 samples: only when the answer may change)
-      if (t >= kLongCallNs || p.bucket->long_calls.load(std::memory_order_relaxed))
-        p.bucket->long_calls.store(samples.median_us() >= kLongCallNs / 1e3, std::memory_order_relaxed);
-      if (teaches && t >= kLongCallNs && samples.count() >= 2) {
-        const double median = samples.median_ns_per_elem();
-        if (median * static_cast<double>(d.n) >= kLongCallNs) per_elem = median;
-      }
-    }
+    if (p.bucket->generation == st.generation)
+      per_elem = add_run(*p.bucket, p.tier, d.n, d.bytes_per_elem, t, p.t0 + t);
     p.bucket->mu.unlock();
   }
-  if (per_elem > 0) {
-    const auto sample = static_cast<float>(per_elem);
-    const float old = p.slot->cpu_ns_per_elem.load(std::memory_order_relaxed);
-    p.slot->cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);
-    const float ref = old == 0 ? static_cast<float>(st.profile().cpu.map_ns_per_elem) : old;
-    if (t >= kLongCallNs && (sample > 2 * ref || 2 * sample < ref))
-      for (auto& c : p.bucket->cached) c.store(0, std::memory_order_relaxed);
-  }
+  learn_per_elem(*p.slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
   LastCall& l = last_call();
   l.has_plan = false;  // a pipeline run inside this call is not this call's decision
   l.site = p.site;

@@ -1,0 +1,68 @@
+#include "runtime/learning.hpp"
+
+#include <algorithm>
+
+namespace veda::detail {
+
+HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n_elems,
+                         std::int64_t now) {
+  HistoryView hv{};
+  const double n = static_cast<double>(std::max<std::size_t>(n_elems, 1));
+  for (const auto& e : est) {
+    const auto t = static_cast<std::size_t>(e.tier);
+    auto& h = hv[t];
+    const auto& s = b.samples[t];
+    h.samples = s.count();
+    h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
+    h.explored = b.explored[t];
+    const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
+    h.stale = h.samples >= kMinSamples && age_ns > std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
+    h.refresh = b.refresh[t];
+  }
+  return hv;
+}
+
+void note_choice(BucketState& b, const Choice& c, std::int64_t now) {
+  const auto ct = static_cast<std::size_t>(c.tier);
+  if (c.refreshed) {
+    // Three runs per refresh; the stamp keeps the next one at least kStaleNs away.
+    b.refresh[ct] = b.refresh[ct] > 0 ? static_cast<std::uint8_t>(b.refresh[ct] - 1) : 2;
+    b.last_sample_ns[ct] = now;
+  } else if (c.explored) {
+    ++b.explored[ct];
+  }
+}
+
+// Serial runs over cached data tell the model what one element costs here.
+// A short run of many elements counts as it is; a long one (kLongCallNs:
+// the call's fixed cost is noise, and 100 images blurred at 0.7 ms each
+// must not look like 100 floats) counts through the median of its bucket's
+// serial runs (at least two, and the typical run long as well), so one
+// preempted call cannot teach that an element costs 20 us.
+double add_run(BucketState& b, Tier t, std::size_t n, double bytes_per_elem, std::int64_t t_ns, std::int64_t end_ns) {
+  const bool teaches = t == Tier::Serial && n > 0 && static_cast<double>(n) * bytes_per_elem <= 8.0 * (1 << 20);
+  double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
+  auto& samples = b.samples[static_cast<std::size_t>(t)];
+  samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
+  b.last_sample_ns[static_cast<std::size_t>(t)] = end_ns;
+  // (a sort of 8 samples: only when the answer may change)
+  if (t_ns >= kLongCallNs || b.long_calls.load(std::memory_order_relaxed))
+    b.long_calls.store(samples.median_us() >= kLongCallNs / 1e3, std::memory_order_relaxed);
+  if (teaches && t_ns >= kLongCallNs && samples.count() >= 2) {
+    const double median = samples.median_ns_per_elem();
+    if (median * static_cast<double>(n) >= kLongCallNs) per_elem = median;
+  }
+  return per_elem;
+}
+
+void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns) {
+  if (per_elem <= 0) return;
+  const auto sample = static_cast<float>(per_elem);
+  const float old = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+  slot.cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);
+  const float ref = old == 0 ? static_cast<float>(profile_ns) : old;
+  if (t_ns >= kLongCallNs && (sample > 2 * ref || 2 * sample < ref))
+    for (auto& c : b.cached) c.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace veda::detail

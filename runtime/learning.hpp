@@ -1,0 +1,43 @@
+// Learning: how measured runs feed decisions. The scheduler calls these on
+// every slow-path decision and every timed run; they are pure over a
+// BucketState (and a TypeSlot), so tests replay whole call sequences against
+// a simulated machine (a true profile) while the model holds a wrong one.
+//
+// Thread-safety: the caller holds the bucket's mutex.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/cost_model.hpp"
+#include "runtime/sites.hpp"
+
+namespace veda::detail {
+
+// History older than this may no longer describe the machine, and older
+// than this many of the tier's own runs: re-measuring a runner-up then costs
+// a few percent of the time spent, even for calls of a second.
+constexpr std::int64_t kStaleNs = 500'000'000;
+constexpr double kStaleRuns = 50;
+// A call this long is "long": its fixed cost is noise, so it is always timed
+// and teaches per-element costs only through its bucket's median.
+constexpr std::int64_t kLongCallNs = 20'000;
+
+// What bucket `b` has measured of each estimated tier, at time `now`.
+HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now);
+
+// Books what choice `c` spends: an exploration run or a re-measurement.
+void note_choice(BucketState& b, const Choice& c, std::int64_t now);
+
+// One finished run of tier `t` over n elements that took `t_ns`, ending at
+// `end_ns`: its sample, and the bucket's long-call flag. Returns what one
+// element cost on a serial run over cached data (0: it teaches nothing).
+double add_run(BucketState& b, Tier t, std::size_t n, double bytes_per_elem, std::int64_t t_ns, std::int64_t end_ns);
+
+// Folds a per-element cost from add_run into the slot; a long run whose cost
+// moved by more than 2x unsettles the bucket's decisions at once.
+// `profile_ns` is the profile's figure, the reference before anything is learned.
+void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns);
+
+}  // namespace veda::detail
