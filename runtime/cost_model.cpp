@@ -245,12 +245,20 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   c.tier = best->tier;
   c.gpu_fraction = best->gpu_fraction;
   const Estimate* explore = nullptr;
-  if (learn)
+  if (learn) {
+    // How far off the model is here, by what this bucket has measured.
+    double off = 1;
     for (const auto& e : est)
-      if (e.eligible && &e != best && h(e.tier).samples < kMinSamples &&
-          h(e.tier).explored < kMaxExplore && e.total_us <= kExploreBand * best->total_us &&
-          (!explore || e.total_us < explore->total_us))
+      if (e.eligible && h(e.tier).samples > 0) off = std::max({off, h(e.tier).correction, 1 / h(e.tier).correction});
+    auto worth_trying = [&](const Estimate& e) {
+      const double cheap = e.total_us - best->total_us <= kCheapExploreUs ? kProfileDoubt : 1.0;
+      return e.total_us <= kExploreBand * std::max(cheap, std::min(off, kProfileDoubt)) * best->total_us;
+    };
+    for (const auto& e : est)
+      if (e.eligible && &e != best && h(e.tier).samples < kMinSamples && h(e.tier).explored < kMaxExplore &&
+          worth_trying(e) && (!explore || e.total_us < explore->total_us))
         explore = &e;
+  }
   // A measured runner-up whose samples are old is re-measured: the machine
   // may have changed (load, frequency, other runtimes' threads).
   bool refresh = false;
@@ -267,9 +275,11 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.gpu_fraction = explore->gpu_fraction;
     c.explored = true;
     c.refreshed = refresh;
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.2fx", explore->total_us / std::max(best->total_us, 1e-9));
     why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) +
-          (refresh ? ": last measured a while ago" : ": unmeasured") + ", predicted within 30% of " +
-          tier_name(best->tier);
+          (refresh ? ": last measured a while ago" : ": unmeasured") + ", predicted at " + ratio + " of " +
+          tier_name(best->tier) + (refresh ? "" : ", within what the profile may be off by");
   } else {
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
     const Device d = tier_device(best->tier);

@@ -9,8 +9,9 @@
 // Choice: a tier with enough measured samples in this size bucket is
 // predicted from its history (the analytic estimate scaled by the median
 // measured/predicted ratio), which outranks the analytic figure. An
-// unmeasured tier predicted within 30% of the best is tried a bounded number
-// of times, so a wrong profile corrects itself; deterministic mode uses the
+// unmeasured tier that may be the best despite the prediction (within 30%,
+// or within the profile's possible error: kProfileDoubt) is tried, so a
+// profile wrong by 3x heals within a few calls; deterministic mode uses the
 // analytic model alone and never explores.
 #pragma once
 
@@ -88,9 +89,16 @@ struct TierHistory {
 };
 using HistoryView = std::array<TierHistory, kTierCount>;
 
-constexpr int kMinSamples = 2;      // samples before history outranks the model
+constexpr int kMinSamples = 1;      // samples before history outranks the model
 constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
 constexpr double kExploreBand = 1.3;
+// A profile may be this far off (measured on a busy machine, or a machine
+// that changed), so an unmeasured tier predicted within kExploreBand x
+// kProfileDoubt of the best is tried once when that costs little
+// (kCheapExploreUs over the best), and otherwise when this bucket's own
+// measurements show the model off by that much.
+constexpr double kProfileDoubt = 3.0;
+constexpr double kCheapExploreUs = 1000;
 // Co-execution must beat the better side alone by this factor to be chosen;
 // it also pays for a helper thread and joining the two parts.
 constexpr double kCoExecGain = 0.9;

@@ -39,12 +39,15 @@ void note_choice(BucketState& b, const Choice& c, std::int64_t now) {
 // must not look like 100 floats) counts through the median of its bucket's
 // serial runs (at least two, and the typical run long as well), so one
 // preempted call cannot teach that an element costs 20 us.
-double add_run(BucketState& b, Tier t, std::size_t n, double bytes_per_elem, std::int64_t t_ns, std::int64_t end_ns) {
-  const bool teaches = t == Tier::Serial && n > 0 && static_cast<double>(n) * bytes_per_elem <= 8.0 * (1 << 20);
+double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r) {
+  if (slot.warm_up(generation, r.tier)) return 0;
+  const std::size_t n = r.n;
+  const std::int64_t t_ns = r.t_ns;
+  const bool teaches = r.tier == Tier::Serial && n > 0 && static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
   double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
-  auto& samples = b.samples[static_cast<std::size_t>(t)];
+  auto& samples = b.samples[static_cast<std::size_t>(r.tier)];
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
-  b.last_sample_ns[static_cast<std::size_t>(t)] = end_ns;
+  b.last_sample_ns[static_cast<std::size_t>(r.tier)] = r.end_ns;
   // (a sort of 8 samples: only when the answer may change)
   if (t_ns >= kLongCallNs || b.long_calls.load(std::memory_order_relaxed))
     b.long_calls.store(samples.median_us() >= kLongCallNs / 1e3, std::memory_order_relaxed);

@@ -31,9 +31,16 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
 void note_choice(BucketState& b, const Choice& c, std::int64_t now);
 
 // One finished run of tier `t` over n elements that took `t_ns`, ending at
-// `end_ns`: its sample, and the bucket's long-call flag. Returns what one
-// element cost on a serial run over cached data (0: it teaches nothing).
-double add_run(BucketState& b, Tier t, std::size_t n, double bytes_per_elem, std::int64_t t_ns, std::int64_t end_ns);
+// `end_ns`: its sample (none for a warm-up run: TypeSlot::warm_up), and the
+// bucket's long-call flag. Returns what one element cost on a serial run
+// over cached data (0: it teaches nothing).
+struct Run {
+  Tier tier = Tier::Serial;
+  std::size_t n = 0;
+  double bytes_per_elem = 0;
+  std::int64_t t_ns = 0, end_ns = 0;
+};
+double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
 
 // Folds a per-element cost from add_run into the slot; a long run whose cost
 // moved by more than 2x unsettles the bucket's decisions at once.

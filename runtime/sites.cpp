@@ -6,10 +6,6 @@
 namespace veda::detail {
 
 void TierSamples::add(double us, double n) {
-  if (!warmed_) {  // the first run pays for cold caches and lazy set-up
-    warmed_ = true;
-    return;
-  }
   us_[next_] = static_cast<float>(us);
   n_[next_] = static_cast<float>(n);
   next_ = static_cast<std::uint8_t>((next_ + 1) % kRing);
@@ -59,6 +55,17 @@ void BucketState::reset(std::uint64_t gen) {
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+}
+
+bool TypeSlot::warm_up(std::uint64_t generation, Tier t) {
+  const std::uint64_t bit = tier_device(t) == Device::Gpu ? std::uint64_t{1} << static_cast<int>(t) : kFirstRun;
+  std::uint64_t old = warm_.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::uint64_t cur = (old >> 32) == generation ? old : generation << 32;
+    if ((cur & bit) && (cur & kFirstRun)) return false;
+    const std::uint64_t next = cur | bit | kFirstRun;
+    if (warm_.compare_exchange_weak(old, next, std::memory_order_relaxed)) return true;
+  }
 }
 
 TypeSlot::~TypeSlot() {

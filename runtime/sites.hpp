@@ -24,8 +24,7 @@
 
 namespace veda::detail {
 
-// The last 16 kept measurements of one tier in one bucket. The first sample
-// (cold caches, first launch, lazy loading) is dropped.
+// The last 16 measurements of one tier in one bucket.
 class TierSamples {
  public:
   static constexpr int kRing = 16;
@@ -47,7 +46,6 @@ class TierSamples {
   double lower_median(Value value) const;  // of value(i) over the newest kRecent samples
   std::array<float, kRing> us_{}, n_{};
   std::uint8_t next_ = 0, count_ = 0;
-  bool warmed_ = false;
 };
 
 struct Explanation;  // scheduler.hpp: what a decision weighed and why
@@ -85,8 +83,17 @@ class TypeSlot {
   ~TypeSlot();
   BucketState& bucket(int log2n, int residency, int idle);
   std::atomic<float> cpu_ns_per_elem{0};  // learned from serial runs on cached data
+  // Whether a run of tier t is a warm-up whose time says nothing about the
+  // tier: the first run at this slot in this runtime (cold code, lazy
+  // binding, the data's first trip through the caches) and a GPU tier's
+  // first (module loading, the first launch). Later runs in any size bucket
+  // count, so a new bucket learns from its first call.
+  bool warm_up(std::uint64_t generation, Tier t);
 
  private:
+  static constexpr std::uint64_t kFirstRun = std::uint64_t{1} << 31;  // tier bits below, the generation above
+  static_assert(kTierCount < 31);
+  std::atomic<std::uint64_t> warm_{0};
   std::array<std::atomic<BucketState*>, kBuckets * kResidency * kIdle> buckets_{};
 };
 

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <sstream>
 
+#include "runtime/cost_model.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
 #include "veda/par_iter.hpp"
@@ -211,4 +213,101 @@ TEST_CASE("few expensive elements: the measured per-element cost moves them to t
   CHECK(tiers[0] == "serial");                 // the analytic model's guess
   CHECK(tiers.back().rfind("tbb", 0) == 0);    // learned after the first run
   veda::shutdown();
+}
+
+namespace {
+// A machine whose true speeds are `truth`, run by a runtime whose profile is
+// `model`: every call's time is what `truth` predicts for the tier chosen.
+MachineProfile load_test_profile(const char* name) {
+  std::ifstream in(std::string(VEDA_TEST_DATA) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  MachineProfile p = MachineProfile::from_json(ss.str());
+  p.cpu.tbb_idle_us = 1e9;  // workers never asleep: no wake-up on either side
+  return p;
+}
+
+std::string write_profile(const MachineProfile& p, const std::string& tag) {
+  const std::string path = std::filesystem::temp_directory_path() / ("veda-sim-profile-" + tag + ".json");
+  std::ofstream(path) << p.to_json();
+  return path;
+}
+
+// The shapes of bench_elementwise: saxpy (12 B an element), sum (4 B), and
+// expsin (8 B and about 40 flops, given as a cost hint).
+struct Shape {
+  const char* name;
+  OpClass op;
+  double bytes;
+  veda::CostHint hint;
+};
+const Shape kShapes[] = {{"saxpy", OpClass::Map, 12, {}},
+                         {"sum", OpClass::Reduce, 4, {}},
+                         {"expsin", OpClass::Map, 8, {40, 0}}};
+
+double true_us(const MachineProfile& truth, const Shape& s, std::size_t n, int threads, Tier t) {
+  CostRequest q;
+  q.op = s.op;
+  q.tiers = kCpuTiers;
+  q.n = n;
+  q.bytes_per_elem = s.bytes;
+  q.flops_per_elem = s.hint.flops_per_elem;
+  q.threads = threads;
+  for (const Estimate& e : estimate(truth, q))
+    if (e.tier == t) return e.total_us;
+  return 1e30;
+}
+
+struct Wrong {
+  const char* what;
+  void (*apply)(CpuProfile&, double);
+};
+const Wrong kWrong[] = {
+    {"bandwidth", [](CpuProfile& c, double f) { c.bw_one_gbps *= f, c.bw_all_gbps *= f; }},
+    {"per-element cost", [](CpuProfile& c, double f) { c.map_ns_per_elem /= f, c.fma_gflops_per_thread *= f; }},
+    {"fork-join cost", [](CpuProfile& c, double f) { c.tbb_static_us /= f, c.tbb_auto_us /= f; }},
+};
+}  // namespace
+
+TEST_CASE("a profile 3x wrong in bandwidth, per-element cost or fork-join cost heals within 5 calls in every bucket") {
+  const MachineProfile truth = load_test_profile("profile_cpu_2core.json");
+  int failures = 0, site = 0;
+  for (int threads : {2, 16}) {
+    for (const Wrong& w : kWrong) {
+      for (double f : {3.0, 1.0 / 3}) {
+        MachineProfile model = truth;
+        model.threads = threads;
+        w.apply(model.cpu, f);
+        veda::init(veda::Config::builder().threads(threads).profile(write_profile(model, "model")).build());
+        veda::Runtime& rt = veda::get_runtime();
+        for (const Shape& shape : kShapes) {
+          for (int k = 0; k <= 26; ++k) {
+            // A site of its own: every bucket starts from nothing, as in a program that calls one size.
+            Site& s = *site_for(&kTag, "convergence-" + std::to_string(site++), shape.op, kCpuTiers, shape.hint);
+            CallDesc d = desc(std::size_t{1} << k);
+            d.bytes_per_elem = shape.bytes;
+            double best = 1e30;
+            for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto})
+              best = std::min(best, true_us(truth, shape, d.n, threads, t));
+            std::string seq;
+            bool ok = true;
+            for (int call = 1; call <= 30; ++call) {
+              Plan p = begin_call(rt, s, d);
+              const double us = true_us(truth, shape, d.n, threads, p.tier);
+              seq += std::string(tier_name(p.tier)) + " ";
+              if (call >= 5 && us > 1.05 * best) ok = false;
+              end_call(rt, p, d, true, static_cast<std::int64_t>(us * 1e3));
+            }
+            if (!ok) {
+              ++failures;
+              MESSAGE(shape.name << ", " << threads << " threads, " << std::string(w.what) << " x" << f << ", n = 2^"
+                                 << k << ": " << seq << "\n" << veda::last_decision().to_string());
+            }
+          }
+        }
+        veda::shutdown();
+      }
+    }
+  }
+  CHECK(failures == 0);
 }
