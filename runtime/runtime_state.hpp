@@ -24,6 +24,7 @@ class FaultInjector;
 class DecisionRecorder;
 class DecisionReplay;
 class ProfileRefresh;  // src: measures a provisional profile again
+class HistoryStore;
 
 class RuntimeState {
  public:
@@ -59,6 +60,7 @@ class RuntimeState {
   std::unique_ptr<DecisionRecorder> recorder;
   std::unique_ptr<DecisionReplay> replay;
   std::unique_ptr<ProfileRefresh> refresh;  // while the profile is provisional
+  std::unique_ptr<HistoryStore> history;    // Config::learned_history, for this machine's own profile
 
  private:
   std::mutex profiles_mu_;

@@ -8,6 +8,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/history_store.hpp"
 #include "runtime/learning.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/placement.hpp"
@@ -86,7 +87,10 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
                  const Resolved& r, double idle_us, Plan& p) {
   const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
   std::lock_guard lock(b.mu);
-  if (b.generation != st.generation) b.reset(st.generation);
+  if (b.generation != st.generation) {
+    b.reset(st.generation);
+    if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
+  }
   auto est = estimate(st.profile(), make_request(st, site, slot, d, r, obstacle, idle_us));
   const std::int64_t now = now_ns();
   const HistoryView hv = history_view(b, est, d.n, now);

@@ -77,6 +77,7 @@ BucketState& TypeSlot::bucket(int log2n, int residency, int idle) {
   BucketState* b = cell.load(std::memory_order_acquire);
   if (b) return *b;
   auto* fresh = new BucketState;
+  fresh->index = static_cast<int>(&cell - buckets_.data());
   if (cell.compare_exchange_strong(b, fresh, std::memory_order_acq_rel)) return *fresh;
   delete fresh;  // another thread won
   return *b;
@@ -86,7 +87,7 @@ Site::~Site() {
   for (auto& s : slots_) delete s.load();
 }
 
-TypeSlot& Site::slot(const void* key) {
+TypeSlot& Site::slot(const TypeKey* key) {
   for (int i = 0; i < kSlots; ++i)
     if (keys_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == key)
       return *slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
@@ -95,7 +96,7 @@ TypeSlot& Site::slot(const void* key) {
     auto& k = keys_[static_cast<std::size_t>(i)];
     if (k.load() == key) return *slots_[static_cast<std::size_t>(i)].load();
     if (k.load() == nullptr) {
-      slots_[static_cast<std::size_t>(i)].store(new TypeSlot, std::memory_order_release);
+      slots_[static_cast<std::size_t>(i)].store(new TypeSlot(key), std::memory_order_release);
       k.store(key, std::memory_order_release);
       return *slots_[static_cast<std::size_t>(i)].load();
     }
@@ -103,17 +104,32 @@ TypeSlot& Site::slot(const void* key) {
   return *slots_[kSlots - 1].load();  // more signatures than slots: share the last
 }
 
+namespace {
+// Sites outlive every runtime (last-decision records point at them), so the
+// registry is never destroyed.
+struct Registry {
+  std::mutex mu;
+  std::map<std::pair<const void*, std::string>, std::unique_ptr<Site>, std::less<>> sites;
+};
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
+}  // namespace
+
 Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
                const CostHint& hint) {
-  // Sites outlive every runtime (last-decision records point at them), so the
-  // registry is never destroyed.
-  static auto* mu = new std::mutex;
-  static auto* sites = new std::map<std::pair<const void*, std::string>, std::unique_ptr<Site>, std::less<>>;
-  std::lock_guard lock(*mu);
-  auto key = std::make_pair(identity, std::string(name));
-  auto& s = (*sites)[key];
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  auto& s = r.sites[std::make_pair(identity, std::string(name))];
   if (!s) s = std::make_unique<Site>(std::string(name), op, tiers, hint);
   return s.get();
+}
+
+void Site::for_each(const std::function<void(Site&)>& f) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  for (auto& [key, site] : r.sites) f(*site);
 }
 
 }  // namespace veda::detail

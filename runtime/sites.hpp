@@ -16,6 +16,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,14 @@ class TierSamples {
   // Lower median of the newest kRecent times in microseconds (0: none).
   double median_us() const;
   void reset() noexcept { *this = TierSamples{}; }
+  // The kept samples, oldest first: f(us, n).
+  template <class F>
+  void for_each(F&& f) const {
+    for (int j = count_ - 1; j >= 0; --j) {
+      const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
+      f(us_[i], n_[i]);
+    }
+  }
 
  private:
   template <class Value>
@@ -55,6 +64,7 @@ enum Mask : std::uint8_t { kAnyDevice = 0, kCpuOnly = 1, kGpuOnly = 2, kMasks = 
 
 class BucketState {
  public:
+  int index = 0;  // in its TypeSlot: (log2 size, residency, idle)
   std::mutex mu;
   std::uint64_t generation = 0;                 // guarded by mu
   std::array<TierSamples, kTierCount> samples;  // guarded by mu
@@ -80,8 +90,16 @@ class BucketState {
 class TypeSlot {
  public:
   static constexpr int kBuckets = 64, kResidency = 3, kIdle = 2;
+  explicit TypeSlot(const TypeKey* key) : key(key) {}
   ~TypeSlot();
   BucketState& bucket(int log2n, int residency, int idle);
+  // Every bucket created so far, with its index (for persisting history).
+  template <class F>
+  void for_each_bucket(F&& f) {
+    for (std::size_t i = 0; i < buckets_.size(); ++i)
+      if (auto* b = buckets_[i].load(std::memory_order_acquire)) f(static_cast<int>(i), *b);
+  }
+  const TypeKey* const key;
   std::atomic<float> cpu_ns_per_elem{0};  // learned from serial runs on cached data
   // Whether a run of tier t is a warm-up whose time says nothing about the
   // tier: the first run at this slot in this runtime (cold code, lazy
@@ -108,9 +126,17 @@ class Site {
   const std::string& name() const noexcept { return name_; }
   OpClass op() const noexcept { return op_; }
   std::uint32_t tiers() const noexcept { return tiers_; }
+  // Every site created so far in this process.
+  static void for_each(const std::function<void(Site&)>& f);
   const CostHint& hint() const noexcept { return hint_; }
   bool offers_gpu() const noexcept { return offers_gpu_; }
-  TypeSlot& slot(const void* type_key);
+  TypeSlot& slot(const TypeKey* type_key);
+  // Every signature seen here (for persisting history).
+  template <class F>
+  void for_each_slot(F&& f) {
+    for (int i = 0; i < kSlots; ++i)
+      if (auto* s = slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire)) f(*s);
+  }
 
  private:
   static constexpr int kSlots = 8;
@@ -120,7 +146,7 @@ class Site {
   CostHint hint_;
   bool offers_gpu_ = false;
   std::mutex mu_;
-  std::array<std::atomic<const void*>, kSlots> keys_{};
+  std::array<std::atomic<const TypeKey*>, kSlots> keys_{};
   std::array<std::atomic<TypeSlot*>, kSlots> slots_{};
 };
 

@@ -81,6 +81,10 @@ Config::Builder& Config::Builder::pin_workers(bool enabled) {
   c_.pin_workers_ = enabled;
   return *this;
 }
+Config::Builder& Config::Builder::learned_history(bool enabled) {
+  c_.learned_history_ = enabled;
+  return *this;
+}
 Config::Builder& Config::Builder::faults(std::string spec) {
   c_.faults_ = std::move(spec);
   return *this;
@@ -181,6 +185,7 @@ std::string Config::to_string() const {
      << " deterministic=" << (seed_ ? "seed " + std::to_string(*seed_) : std::string("off"))
      << " telemetry=" << (telemetry() ? "on" : "off") << (trace_.empty() ? std::string() : " trace=" + trace_) << " log_level=" << veda::to_string(log_level_)
      << " pin_workers=" << (pin_workers_ ? "on" : "off")
+     << " learned_history=" << (learned_history_ ? "on" : "off")
      << (profile_.empty() ? std::string() : " profile=" + profile_)
      << (faults_.empty() ? std::string() : " faults=" + faults_)
      << (record_.empty() ? std::string() : " record=" + record_)

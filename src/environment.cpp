@@ -115,6 +115,7 @@ Config apply_environment(const Config& base,
   }
   if (auto v = get("VEDA_TELEMETRY")) c.telemetry_ = parse_bool("VEDA_TELEMETRY", *v);
   if (auto v = get("VEDA_PIN_WORKERS")) c.pin_workers_ = parse_bool("VEDA_PIN_WORKERS", *v);
+  if (auto v = get("VEDA_HISTORY")) c.learned_history_ = parse_bool("VEDA_HISTORY", *v);
   if (auto v = get("VEDA_MEMORY_POOL_LIMIT")) {
     if (v->find('.') != std::string::npos) {
       char* end = nullptr;

@@ -23,6 +23,7 @@
 #include "src/calibration.hpp"
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/history_store.hpp"
 #include "src/device_discovery.hpp"
 #include "src/profile_refresh.hpp"
 #include "runtime/logging.hpp"
@@ -123,6 +124,8 @@ RuntimeState::RuntimeState(const Config& c)
   log().debug("machine profile from {}", profile().source);
   if (profile().provisional && config.profile().empty() && config.calibration() != CalibrationMode::Off)
     refresh = std::make_unique<ProfileRefresh>(*this, ProfileRefresh::policy());
+  if (config.learned_history() && config.profile().empty() && config.calibration() != CalibrationMode::Off)
+    history = std::make_unique<HistoryStore>(profile_cache_dir() + "/history-" + profile().key() + ".json");
   if (config.telemetry()) {  // after calibration: its work is not the program's
     telemetry = std::make_unique<Telemetry>();
     if (device_) device_->telemetry = telemetry.get();
@@ -139,6 +142,7 @@ RuntimeState::RuntimeState(const Config& c)
 
 RuntimeState::~RuntimeState() {
   refresh.reset();  // first: it measures with the executor and writes the profile
+  if (history && !history->save(generation)) log().warn("could not write the learned history to {}", history->path());
   if (faults) set_fault_injector(nullptr);
   if (replay && replay->remaining())
     log().warn("veda replay ({}): {} recorded calls were not made by this run", config.replay(), replay->remaining());

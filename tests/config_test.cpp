@@ -41,6 +41,7 @@ TEST_CASE("builder defaults") {
   CHECK_FALSE(c.telemetry());
   CHECK(c.log_level() == veda::LogLevel::Warn);
   CHECK_FALSE(c.pin_workers());
+  CHECK(c.learned_history());
 }
 
 TEST_CASE("chained setters are kept") {

@@ -90,11 +90,13 @@ TEST_CASE("VEDA_CALIBRATION and VEDA_PRECISION") {
   expect_error("VEDA_PRECISION", "fp8");
 }
 
-TEST_CASE("VEDA_TELEMETRY and VEDA_PIN_WORKERS") {
+TEST_CASE("VEDA_TELEMETRY, VEDA_PIN_WORKERS and VEDA_HISTORY") {
   CHECK(apply({{"VEDA_TELEMETRY", "1"}}).telemetry());
   CHECK(apply({{"VEDA_PIN_WORKERS", "yes"}}).pin_workers());
+  CHECK_FALSE(apply({{"VEDA_HISTORY", "0"}}).learned_history());
   expect_error("VEDA_TELEMETRY", "sure");
   expect_error("VEDA_PIN_WORKERS", "10");
+  expect_error("VEDA_HISTORY", "maybe");
 }
 
 TEST_CASE("VEDA_MEMORY_POOL_LIMIT takes a fraction or a byte count") {

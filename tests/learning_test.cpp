@@ -12,8 +12,10 @@
 #include <chrono>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "runtime/cost_model.hpp"
+#include "runtime/history_store.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
 #include "veda/par_iter.hpp"
@@ -30,7 +32,7 @@ std::string wrong_profile() {
   return path;
 }
 
-const char kTag = 0;
+const TypeKey kTag{&type_list_name<int>};
 constexpr std::uint32_t kCpuTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto);
 
 CallDesc desc(std::size_t n) {
@@ -310,4 +312,60 @@ TEST_CASE("a profile 3x wrong in bandwidth, per-element cost or fork-join cost h
     }
   }
   CHECK(failures == 0);
+}
+
+TEST_CASE("learned history persists across runtimes: a first call is placed from earlier measurements") {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::temp_directory_path() / ("veda-history-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string old_cache;
+  if (const char* x = std::getenv("XDG_CACHE_HOME")) old_cache = x;
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  unsetenv("VEDA_HISTORY");  // the test environment turns it off
+  const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
+  const CallDesc d = desc(50'000);
+  // The truth here: tbb-static 10 us, everything else 200 us, whatever the profile says.
+  auto run = [&](int calls) {
+    // Workers asleep in both runs (the longest idle threshold calibration
+    // reports is 20 ms): the same bucket.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    veda::Runtime& rt = veda::get_runtime();
+    Site& site = *site_for(&kTag, "persisted", OpClass::Map, kCpuTiers, {});
+    Tier first = Tier::Count;
+    for (int i = 0; i < calls; ++i) {
+      Plan p = begin_call(rt, site, d);
+      if (i == 0) first = p.tier;
+      end_call(rt, p, d, true, p.tier == Tier::TbbStatic ? 10'000 : 200'000);
+    }
+    return first;
+  };
+  veda::init(config());
+  run(12);
+  const std::string path = profile_cache_dir() + "/history-" + veda::get_runtime().state().profile().key() + ".json";
+  veda::shutdown();
+  REQUIRE(fs::exists(path));
+  veda::init(config());
+  CHECK(run(1) == Tier::TbbStatic);
+  const veda::Decision dec = veda::last_decision();
+  INFO(dec.to_string());
+  CHECK(dec.reason.find("(measured)") != std::string::npos);
+  CHECK_FALSE(dec.explored);
+  veda::shutdown();
+  // Off: nothing is read.
+  veda::init(veda::Config::builder().threads(2).learned_history(false).build());
+  CHECK(veda::get_runtime().state().history == nullptr);
+  veda::shutdown();
+  // A file that is not history is ignored (with a warning) and replaced.
+  std::ofstream(path) << "{ not json";
+  veda::init(config());
+  run(3);
+  veda::shutdown();
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  CHECK(ss.str().find("persisted") != std::string::npos);
+  fs::remove_all(dir);
+  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
+  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
+  setenv("VEDA_HISTORY", "0", 1);
 }

@@ -85,6 +85,9 @@ class Config {
   const std::string& trace() const noexcept { return trace_; }
   LogLevel log_level() const noexcept { return log_level_; }
   bool pin_workers() const noexcept { return pin_workers_; }
+  // Whether what the scheduler measured is kept across processes (next to
+  // the cached machine profile; only for this machine's own profile).
+  bool learned_history() const noexcept { return learned_history_; }
   // A machine-profile file to use instead of the cache or calibration.
   const std::string& profile() const noexcept { return profile_; }
   // Fault injection for tests ("alloc:N,launch:M,copy:K"; "" for none).
@@ -116,6 +119,7 @@ class Config {
   std::string trace_;
   LogLevel log_level_ = LogLevel::Warn;
   bool pin_workers_ = false;
+  bool learned_history_ = true;
   std::string profile_;
   std::string faults_, record_, replay_;
 };
@@ -146,6 +150,9 @@ class Config::Builder {
   Builder& log_level(LogLevel level);
   // Pin oneTBB workers to cores (a task_scheduler_observer); off by default.
   Builder& pin_workers(bool enabled);
+  // Keep what the scheduler measured across processes (on by default): a
+  // program's first calls are then placed from earlier runs' measurements.
+  Builder& learned_history(bool enabled);
   // Use this machine-profile JSON (as written by `veda calibrate`) instead of
   // the cached or measured one; it is trusted as given, even from another
   // machine (tests use synthetic profiles this way).

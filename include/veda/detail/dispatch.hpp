@@ -21,6 +21,7 @@
 #include <tbb/task_arena.h>
 
 #include "veda/decision.hpp"
+#include "veda/detail/type_key.hpp"
 #include "veda/detail/tier.hpp"
 #include "veda/error.hpp"
 
@@ -49,7 +50,7 @@ Site* site_for(const void* identity, std::string_view name, OpClass op, std::uin
 
 struct CallDesc {
   std::size_t n = 0;                // elements
-  const void* type_key = nullptr;   // distinguishes element types at one site
+  const TypeKey* type_key = nullptr; // distinguishes element types at one site
   std::uint32_t bytes_per_elem = 0; // read + written per element
   std::size_t h2d_bytes = 0;        // on the GPU: operand bytes valid only on the host
   std::size_t d2h_bytes = 0;        // on the GPU: result bytes that must come back

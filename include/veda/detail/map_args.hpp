@@ -13,6 +13,7 @@
 
 #include "veda/array.hpp"
 #include "veda/error.hpp"
+#include "veda/detail/type_key.hpp"
 
 #if defined(__CUDACC__)
 #define VEDA_HD __host__ __device__
@@ -76,9 +77,6 @@ template <class F>
 inline constexpr bool device_callable_v = false;
 #endif
 
-// A unique address per type list: a cheap key for the scheduler.
-template <class... T>
-inline const char type_tag = 0;
 
 template <class A>
 std::size_t range_size(const A& a) {

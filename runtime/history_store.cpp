@@ -1,0 +1,119 @@
+#include "runtime/history_store.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "runtime/clock.hpp"
+#include "runtime/logging.hpp"
+
+namespace veda::detail {
+namespace {
+using nlohmann::json;
+constexpr int kFormat = 1;
+
+int tier_by_name(const std::string& name) {
+  for (int t = 0; t < kTierCount; ++t)
+    if (name == tier_name(static_cast<Tier>(t))) return t;
+  return -1;
+}
+
+bool valid(double us, double n) { return std::isfinite(us) && us > 0 && std::isfinite(n) && n >= 0; }
+}  // namespace
+
+HistoryStore::HistoryStore(std::string path) : path_(std::move(path)) {
+  std::ifstream in(path_);
+  if (!in) return;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    const json j = json::parse(ss.str());
+    if (j.at("format").get<int>() != kFormat) throw std::runtime_error("unknown format");
+    for (const auto& [k, s] : j.at("slots").items()) {
+      Slot& slot = slots_[k];
+      slot.cpu_ns_per_elem = s.value("cpu_ns_per_elem", 0.0f);
+      for (const auto& [index, tiers] : s.at("buckets").items()) {
+        auto& bucket = slot.buckets[std::stoi(index)];
+        for (const auto& [name, samples] : tiers.items()) {
+          const int t = tier_by_name(name);
+          if (t < 0) continue;  // a tier this build does not have
+          for (const auto& p : samples) {
+            const double us = p.at(0).get<double>(), n = p.at(1).get<double>();
+            if (valid(us, n)) bucket[static_cast<std::size_t>(t)].emplace_back(static_cast<float>(us), static_cast<float>(n));
+          }
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    log().warn("learned history {} is unusable ({}); starting afresh", path_, e.what());
+    slots_.clear();
+  }
+}
+
+std::string HistoryStore::key(const Site& site, const TypeSlot& slot) {
+  return site.name() + "|" + std::to_string(static_cast<int>(site.op())) + "|" + slot.key->name();
+}
+
+void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const {
+  const auto s = slots_.find(key(site, slot));
+  if (s == slots_.end()) return;
+  float none = 0;
+  slot.cpu_ns_per_elem.compare_exchange_strong(none, s->second.cpu_ns_per_elem, std::memory_order_relaxed);
+  const auto bucket = s->second.buckets.find(b.index);
+  if (bucket == s->second.buckets.end()) return;
+  const std::int64_t now = now_ns();
+  for (std::size_t t = 0; t < bucket->second.size(); ++t) {
+    for (const auto& [us, n] : bucket->second[t]) b.samples[t].add(us, n);
+    if (!bucket->second[t].empty()) b.last_sample_ns[t] = now;
+  }
+}
+
+bool HistoryStore::save(std::uint64_t generation) {
+  Site::for_each([&](Site& site) {
+    site.for_each_slot([&](TypeSlot& slot) {
+      Slot* stored = nullptr;
+      slot.for_each_bucket([&](int index, BucketState& b) {
+        std::lock_guard lock(b.mu);
+        if (b.generation != generation) return;
+        if (!stored) stored = &slots_[key(site, slot)];
+        auto& bucket = stored->buckets[index];
+        for (std::size_t t = 0; t < bucket.size(); ++t) {
+          bucket[t].clear();
+          b.samples[t].for_each([&](float us, float n) { bucket[t].emplace_back(us, n); });
+        }
+      });
+      if (stored) stored->cpu_ns_per_elem = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
+    });
+  });
+  json j;
+  j["format"] = kFormat;
+  j["slots"] = json::object();
+  for (const auto& [k, slot] : slots_) {
+    json& s = j["slots"][k];
+    s["cpu_ns_per_elem"] = slot.cpu_ns_per_elem;
+    s["buckets"] = json::object();
+    for (const auto& [index, tiers] : slot.buckets)
+      for (std::size_t t = 0; t < tiers.size(); ++t)
+        for (const auto& [us, n] : tiers[t])
+          s["buckets"][std::to_string(index)][tier_name(static_cast<Tier>(t))].push_back({us, n});
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(path_).parent_path(), ec);
+  const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) return false;
+    out << j.dump() << "\n";
+    if (!out) return false;
+  }
+  fs::rename(tmp, path_, ec);  // atomic: a concurrent process never reads half a file
+  if (ec) fs::remove(tmp, ec);
+  return !ec;
+}
+
+}  // namespace veda::detail
