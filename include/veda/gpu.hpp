@@ -56,8 +56,6 @@ struct GpuOptions {
 };
 
 namespace detail {
-void check_device_option(Runtime& rt, int device, const std::string& name);
-
 // Runs a CPU plan: serial inline, or a oneTBB loop with the planned grain.
 template <class F, class R, class... Acc>
 void run_map_cpu(Runtime& rt, const Plan& p, const F& f, R* out, std::size_t n, const Acc&... acc) {

@@ -15,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -74,6 +75,9 @@ struct CallDesc {
 // "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws
 // veda::InvalidArgument naming the unknown tier.
 Tier parse_tier(std::string_view name);
+
+// A call's `device` option: it must name the runtime's device (InvalidArgument otherwise).
+void check_device_option(Runtime& rt, int device, const std::string& name);
 
 struct Plan {
   Tier tier = Tier::Serial;
