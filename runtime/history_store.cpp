@@ -1,15 +1,13 @@
 #include "runtime/history_store.hpp"
 
-#include <unistd.h>
-
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "runtime/clock.hpp"
 #include "runtime/logging.hpp"
+#include "runtime/profile.hpp"
 
 namespace veda::detail {
 namespace {
@@ -101,19 +99,7 @@ bool HistoryStore::save(std::uint64_t generation) {
         for (const auto& [us, n] : tiers[t])
           s["buckets"][std::to_string(index)][tier_name(static_cast<Tier>(t))].push_back({us, n});
   }
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(fs::path(path_).parent_path(), ec);
-  const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) return false;
-    out << j.dump() << "\n";
-    if (!out) return false;
-  }
-  fs::rename(tmp, path_, ec);  // atomic: a concurrent process never reads half a file
-  if (ec) fs::remove(tmp, ec);
-  return !ec;
+  return write_file_atomically(path_, j.dump());
 }
 
 }  // namespace veda::detail

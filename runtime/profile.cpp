@@ -216,7 +216,7 @@ std::optional<MachineProfile> load_profile(const std::string& path, std::string&
   }
 }
 
-bool save_profile(const MachineProfile& p, const std::string& path) {
+bool write_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
@@ -224,12 +224,14 @@ bool save_profile(const MachineProfile& p, const std::string& path) {
   {
     std::ofstream out(tmp);
     if (!out) return false;
-    out << p.to_json() << "\n";
+    out << text << "\n";
     if (!out) return false;
   }
   fs::rename(tmp, path, ec);  // atomic: concurrent processes never see half a file
   if (ec) fs::remove(tmp, ec);
   return !ec;
 }
+
+bool save_profile(const MachineProfile& p, const std::string& path) { return write_file_atomically(path, p.to_json()); }
 
 }  // namespace veda::detail

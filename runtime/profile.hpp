@@ -85,5 +85,8 @@ std::string host_name();
 std::optional<MachineProfile> load_profile(const std::string& path, std::string& why);
 // Writes atomically (temporary file + rename). Returns false on I/O failure.
 bool save_profile(const MachineProfile& p, const std::string& path);
+// The cache files' one writer: creates the directory, writes a temporary
+// file and renames it over `path`. False on I/O failure.
+bool write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace veda::detail
