@@ -266,7 +266,8 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   double per_elem = 0;
   if (measured && p.bucket->mu.try_lock()) {
     if (p.bucket->generation == st.generation)
-      per_elem = add_run(*p.bucket, *p.slot, st.generation, {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 + t});
+      per_elem = add_run(*p.bucket, *p.slot, st.generation,
+                         {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns()});
     p.bucket->mu.unlock();
   }
   learn_per_elem(*p.slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);

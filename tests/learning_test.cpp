@@ -12,7 +12,6 @@
 #include <chrono>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "runtime/cost_model.hpp"
 #include "runtime/history_store.hpp"
@@ -211,9 +210,14 @@ TEST_CASE("few expensive elements: the measured per-element cost moves them to t
     (void)veda::par_iter(veda::range(64), {.name = "expensive"}).map(busy).sum();
     tiers.push_back(veda::last_decision().tier);
   }
-  CAPTURE(tiers[0]);
+  std::string seq;
+  for (const auto& t : tiers) seq += t + " ";
+  CAPTURE(seq);
   CHECK(tiers[0] == "serial");                 // the analytic model's guess
-  CHECK(tiers.back().rfind("tbb", 0) == 0);    // learned after the first run
+  // Learned after the first runs: the workers are tried. (Which tier stays is
+  // measured: with the other core busy, as under a parallel ctest, serial
+  // may rightly win again.)
+  CHECK(std::any_of(tiers.begin() + 1, tiers.end(), [](const std::string& t) { return t.rfind("tbb", 0) == 0; }));
   veda::shutdown();
 }
 
@@ -225,7 +229,11 @@ MachineProfile load_test_profile(const char* name) {
   std::stringstream ss;
   ss << in.rdbuf();
   MachineProfile p = MachineProfile::from_json(ss.str());
-  p.cpu.tbb_wake_us = 0.001;  // no wake-up on either side (TSan builds have no workers: always "asleep")
+  // No wake-up on either side, and one bucket per size for the whole run:
+  // workers never count as asleep (or, in TSan builds, which have none,
+  // always do), so no sequence switches buckets half-way.
+  p.cpu.tbb_idle_us = 1e9;
+  p.cpu.tbb_wake_us = 0.001;
   return p;
 }
 
@@ -323,19 +331,20 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   unsetenv("VEDA_HISTORY");  // the test environment turns it off
   const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
-  const CallDesc d = desc(50'000);
-  // The truth here: tbb-static 10 us, everything else 200 us, whatever the profile says.
+  // A scan site: ops keep no separate history for sleeping workers, so both
+  // runs use the same bucket whatever the workers did in between.
+  CallDesc d = desc(50'000);
+  d.elem_bytes = 4;
+  constexpr std::uint32_t kScanTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbAuto);
+  // The truth here: tbb-auto 20 us, serial 200 us, whatever the profile says.
   auto run = [&](int calls) {
-    // Workers asleep in both runs (the longest idle threshold calibration
-    // reports is 20 ms): the same bucket.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     veda::Runtime& rt = veda::get_runtime();
-    Site& site = *site_for(&kTag, "persisted", OpClass::Map, kCpuTiers, {});
+    Site& site = *site_for(&kTag, "persisted", OpClass::Scan, kScanTiers, {});
     Tier first = Tier::Count;
     for (int i = 0; i < calls; ++i) {
       Plan p = begin_call(rt, site, d);
       if (i == 0) first = p.tier;
-      end_call(rt, p, d, true, p.tier == Tier::TbbStatic ? 10'000 : 200'000);
+      end_call(rt, p, d, true, p.tier == Tier::TbbAuto ? 20'000 : 200'000);
     }
     return first;
   };
@@ -345,7 +354,7 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   veda::shutdown();
   REQUIRE(fs::exists(path));
   veda::init(config());
-  CHECK(run(1) == Tier::TbbStatic);
+  CHECK(run(1) == Tier::TbbAuto);
   const veda::Decision dec = veda::last_decision();
   INFO(dec.to_string());
   CHECK(dec.reason.find("(measured)") != std::string::npos);
