@@ -52,7 +52,7 @@ TEST_CASE("debug level prints one line per decision") {
   g_out.str("");
   for (int i = 0; i < 3; ++i) (void)f(std::vector<float>(8));
   veda::shutdown();
-  CHECK(count(g_out.str(), "logged-call n=8 -> cpu/serial") == 3);
+  CHECK(count(g_out.str(), "logged-call n=8 -> cpu/") == 3);  // whichever tier: one line each
 }
 
 TEST_CASE("log_once keeps one line per key") {
