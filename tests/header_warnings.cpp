@@ -27,4 +27,11 @@ void veda_header_warnings() {
   veda::Array<float> m(4, 4), t = veda::transpose(m), p = veda::matmul(m, t);
   auto k = veda::gpu_kernel([](std::span<const float> in, std::span<float> out) { out[0] = in[0]; });
   k(x, y);
+  veda::Array<float> b(4, 4);
+  veda::parallel_for(veda::Box<2>{{1, 1}, {3, 3}}, veda::read(m), veda::write(b),
+                     [](std::size_t i, std::size_t j, auto in, auto out) { out(i, j) = in(i - 1, j); });
+  veda::parallel_for(veda::Extent<3>{1, 2, 2}, veda::read_write(b),
+                     [](std::size_t, std::size_t j, std::size_t l, auto v) { v(j, l) += 1; });
+  (void)veda::parallel_reduce(16, veda::read(b), [](std::size_t i, veda::View<const float> v) { return v[i]; },
+                              0.0f, veda::Max{});
 }

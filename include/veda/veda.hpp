@@ -12,6 +12,7 @@
 #include "veda/gpu_kernel.hpp"
 #include "veda/matmul.hpp"
 #include "veda/memory_stats.hpp"
+#include "veda/parallel_for.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/reduce.hpp"
 #include "veda/scan.hpp"
