@@ -59,7 +59,6 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
 }
 
 void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns) {
-  if (per_elem <= 0) return;
   const auto sample = static_cast<float>(per_elem);
   const float old = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
   slot.cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);

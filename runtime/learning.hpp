@@ -42,7 +42,7 @@ struct Run {
 };
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
 
-// Folds a per-element cost from add_run into the slot; a long run whose cost
+// Folds a per-element cost from add_run (> 0) into the slot; a long run whose cost
 // moved by more than 2x unsettles the bucket's decisions at once.
 // `profile_ns` is the profile's figure, the reference before anything is learned.
 void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns);

@@ -270,7 +270,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns()});
     p.bucket->mu.unlock();
   }
-  learn_per_elem(*p.slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
+  if (per_elem > 0) learn_per_elem(*p.slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
   LastCall& l = last_call();
   l.has_plan = false;  // a pipeline run inside this call is not this call's decision
   l.site = p.site;

@@ -1,6 +1,7 @@
 // The checks behind veda::parallel_for / parallel_reduce (parallel_for.hpp,
 // index_space.hpp), made before any work.
 #include <string>
+#include <string_view>
 
 #include "veda/detail/buffer.hpp"
 #include "veda/error.hpp"
@@ -15,16 +16,16 @@ void throw_view_index(std::size_t i, std::size_t j, std::size_t rows, std::size_
                         " (1-D arrays: index " + std::to_string(i) + " of " + std::to_string(rows * cols) + ")");
 }
 
-void check_index_call(const std::string& name, const std::size_t* lo, const std::size_t* hi, std::size_t dims,
+void check_index_call(std::string_view name, const std::size_t* lo, const std::size_t* hi, std::size_t dims,
                       const Buffer* const* arrays, std::size_t n_arrays) {
   for (std::size_t d = 0; d < dims; ++d)
     if (lo[d] > hi[d])
-      throw InvalidArgument(name + ": box dimension " + std::to_string(d) + " has lo " + std::to_string(lo[d]) +
+      throw InvalidArgument(std::string(name) + ": box dimension " + std::to_string(d) + " has lo " + std::to_string(lo[d]) +
                             " > hi " + std::to_string(hi[d]));
   for (std::size_t a = 0; a < n_arrays; ++a)
     for (std::size_t b = a + 1; b < n_arrays; ++b)
       if (arrays[a] && arrays[a] == arrays[b])
-        throw InvalidArgument(name + ": declarations " + std::to_string(a + 1) + " and " + std::to_string(b + 1) +
+        throw InvalidArgument(std::string(name) + ": declarations " + std::to_string(a + 1) + " and " + std::to_string(b + 1) +
                               " are the same Array; declare it once (read_write when f updates its own elements; "
                               "a stencil reading neighbours needs a second Array)");
 }

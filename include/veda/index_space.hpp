@@ -132,14 +132,6 @@ Box<N> to_box(const Extent<N>& e) {
 }
 inline Box<1> to_box(std::size_t n) { return Box<1>{{0}, {n}}; }
 
-template <class E>
-struct dims_of;
-template <std::size_t N>
-struct dims_of<Extent<N>> : std::integral_constant<std::size_t, N> {};
-template <std::size_t N>
-struct dims_of<Box<N>> : std::integral_constant<std::size_t, N> {};
-template <>
-struct dims_of<std::size_t> : std::integral_constant<std::size_t, 1> {};
 }  // namespace detail
 
 }  // namespace veda

@@ -38,8 +38,8 @@
 // Thread-safety: any number of threads may call at once on distinct Arrays.
 #pragma once
 
-#include <functional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -89,10 +89,12 @@ struct Max {
 };
 
 namespace detail {
+inline constexpr char kForName[] = "veda::parallel_for";
+inline constexpr char kReduceName[] = "veda::parallel_reduce";
 constexpr std::uint32_t kIndexTiers =
     tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda);
 
-void check_index_call(const std::string& name, const std::size_t* lo, const std::size_t* hi, std::size_t dims,
+void check_index_call(std::string_view name, const std::size_t* lo, const std::size_t* hi, std::size_t dims,
                       const Buffer* const* arrays, std::size_t n_arrays);
 
 template <class Tag>
@@ -133,28 +135,24 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
   return d;
 }
 
-// The host view of a declaration (its side brought up to date).
+// The host view of a declaration (its side brought up to date). A 1-D
+// Array has one column, so rows x cols is its shape either way.
 template <class U>
-auto host_view(const U& u) {
+auto declared_host_view(const U& u) {
   using T = typename U::value_type;
   auto& a = *u.array;
   Buffer* b = a.buffer();
   T* p = nullptr;
   if constexpr (U::access == Access::Read) p = b ? const_cast<T*>(static_cast<const T*>(b->host_read())) : nullptr;
   else p = b ? static_cast<T*>(b->host_write()) : nullptr;
-  return view_t<T, U::access>(p, a.rows(), a.ndim() == 2 ? a.cols() : 1);
+  return view_t<T, U::access>(p, a.rows(), a.cols());
 }
 
 template <class E>
-constexpr std::size_t extent_dims() {
-  if constexpr (std::is_integral_v<E>) return 1;
-  else return dims_of<E>::value;
-}
-template <class E>
-auto box_of(const E& e, const std::string& name) {
+auto box_of(const E& e, std::string_view name) {
   if constexpr (std::is_integral_v<E>) {
     if constexpr (std::is_signed_v<E>)
-      if (e < 0) throw InvalidArgument(name + ": negative extent " + std::to_string(e));
+      if (e < 0) throw InvalidArgument(std::string(name) + ": negative extent " + std::to_string(e));
     return to_box(static_cast<std::size_t>(e));
   } else {
     return to_box(e);
@@ -172,7 +170,7 @@ namespace index_detail {
 using namespace veda::detail;
 
 template <std::size_t N, class... U>
-void check(const std::string& name, const Box<N>& b, const U&... u) {
+void check(std::string_view name, const Box<N>& b, const U&... u) {
   const Buffer* arrays[sizeof...(U) + 1] = {u.array->buffer()..., nullptr};
   check_index_call(name, b.lo.data(), b.hi.data(), N, arrays, sizeof...(U));
 }
@@ -188,7 +186,7 @@ auto device_view(Runtime& rt, void* s, const U& u) {
     if constexpr (U::access == Access::Read) p = const_cast<T*>(static_cast<const T*>(gb::read(rt, *a.buffer(), s)));
     else p = static_cast<T*>(gb::write(rt, *a.buffer(), s, true));
   }
-  return view_t<T, U::access>(p, a.rows(), a.ndim() == 2 ? a.cols() : 1);
+  return view_t<T, U::access>(p, a.rows(), a.cols());
 }
 template <class... U>
 void mark_done(void* s, const U&... u) {
@@ -199,16 +197,21 @@ void mark_done(void* s, const U&... u) {
 }
 #endif
 
+// Both calls' start, after the checks: the device option, then the description.
+template <class F, std::size_t N, class... U>
+CallDesc describe_call(Runtime& rt, std::string_view name, const Box<N>& b, const ParallelOptions& o, const U&... u) {
+  if (o.device >= 0) check_device_option(rt, o.device, std::string(name));
+  return describe_index<N, F>(b, o, u...);
+}
+
 template <std::size_t N, class F, class... U>
-void run_for(const Box<N>& b, const ParallelOptions& o, const F& f, const U&... u) {
+void run_for(std::string_view name, const Box<N>& b, const ParallelOptions& o, const F& f, const U&... u) {
   static_assert((is_use_v<U> && ...), "veda::parallel_for: between the extent and f, only veda::read/write/read_write(Array)");
-  const std::string& name = o.name.empty() ? std::string("veda::parallel_for") : o.name;
   check(name, b, u...);
   CallScope scope;
   Runtime& rt = scope.runtime();
-  if (o.device >= 0) check_device_option(rt, o.device, name);
-  CallDesc d = describe_index<N, F>(b, o, u...);
-  Plan p = begin_call(rt, *index_site<F>(o, OpClass::Kernel, "veda::parallel_for"), d);
+  CallDesc d = describe_call<F>(rt, name, b, o, u...);
+  Plan p = begin_call(rt, *index_site<F>(o, OpClass::Kernel, kForName), d);
 #if VEDA_GPU_SITE
   if constexpr (device_callable_v<F>) {
     if (tier_device(p.tier) == Device::Gpu && d.n > 0) {
@@ -226,21 +229,20 @@ void run_for(const Box<N>& b, const ParallelOptions& o, const F& f, const U&... 
   }
 #endif
   if (tier_device(p.tier) == Device::Gpu) p.tier = Tier::Serial;  // nothing to run
-  run_box(rt, p, b, f, host_view(u)...);
+  run_box(rt, p, b, f, declared_host_view(u)...);
   end_call(rt, p, d);
 }
 
 template <class R, std::size_t N, class F, class Op, class... U>
-R run_reduce(const Box<N>& b, const ParallelOptions& o, const F& f, const R& init, const Op& op, const U&... u) {
+R run_reduce(std::string_view name, const Box<N>& b, const ParallelOptions& o, const F& f, const R& init, const Op& op,
+             const U&... u) {
   static_assert((is_use_v<U> && ...), "veda::parallel_reduce: between the extent and f, only veda::read(Array)");
   static_assert(((U::access == Access::Read) && ...), "veda::parallel_reduce: Arrays are read only (veda::read)");
-  const std::string& name = o.name.empty() ? std::string("veda::parallel_reduce") : o.name;
   check(name, b, u...);
   CallScope scope;
   Runtime& rt = scope.runtime();
-  if (o.device >= 0) check_device_option(rt, o.device, name);
-  CallDesc d = describe_index<N, F>(b, o, u...);
-  Plan p = begin_call(rt, *index_site<std::pair<F, Op>>(o, OpClass::Reduce, "veda::parallel_reduce"), d);
+  CallDesc d = describe_call<F>(rt, name, b, o, u...);
+  Plan p = begin_call(rt, *index_site<std::pair<F, Op>>(o, OpClass::Reduce, kReduceName), d);
   Partial<R> fold;
 #if VEDA_GPU_SITE
   if constexpr (device_callable_v<F> && device_callable_v<Op>) {
@@ -264,7 +266,7 @@ R run_reduce(const Box<N>& b, const ParallelOptions& o, const F& f, const R& ini
   }
 #endif
   if (tier_device(p.tier) == Device::Gpu) p.tier = Tier::Serial;
-  fold = reduce_box<R>(rt, p, rt.config().deterministic(), b, f, op, host_view(u)...);
+  fold = reduce_box<R>(rt, p, rt.config().deterministic(), b, f, op, declared_host_view(u)...);
   end_call(rt, p, d);
   return fold.has ? op(init, fold.value) : init;
 }
@@ -272,16 +274,16 @@ R run_reduce(const Box<N>& b, const ParallelOptions& o, const F& f, const R& ini
 template <class E, class Args, std::size_t... I>
 void parallel_for_at(const E& e, const Args& args, const ParallelOptions& o, std::index_sequence<I...>) {
   constexpr std::size_t fi = sizeof...(I);
-  const std::string name = o.name.empty() ? "veda::parallel_for" : o.name;
-  run_for(box_of(e, name), o, std::get<fi>(args), std::get<I>(args)...);
+  const std::string_view name = o.name.empty() ? std::string_view(kForName) : std::string_view(o.name);
+  run_for(name, box_of(e, name), o, std::get<fi>(args), std::get<I>(args)...);
 }
 
 template <class E, class Args, std::size_t... I>
 auto parallel_reduce_at(const E& e, const Args& args, const ParallelOptions& o, std::index_sequence<I...>) {
   constexpr std::size_t fi = sizeof...(I);
-  const std::string name = o.name.empty() ? "veda::parallel_reduce" : o.name;
+  const std::string_view name = o.name.empty() ? std::string_view(kReduceName) : std::string_view(o.name);
   using R = std::remove_cvref_t<std::tuple_element_t<fi + 1, Args>>;
-  return run_reduce<R>(box_of(e, name), o, std::get<fi>(args), std::get<fi + 1>(args), std::get<fi + 2>(args),
+  return run_reduce<R>(name, box_of(e, name), o, std::get<fi>(args), std::get<fi + 1>(args), std::get<fi + 2>(args),
                        std::get<I>(args)...);
 }
 }  // namespace index_detail
