@@ -30,8 +30,8 @@ namespace veda::detail {
 struct CostRequest {
   OpClass op = OpClass::Map;
   std::uint32_t tiers = 0;        // tier_bit()s the operation offers
-  std::size_t n = 0;              // elements (Gemm: see m, k below; n is the columns)
-  std::size_t m = 0, k = 0;       // Gemm only
+  std::size_t n = 0;              // elements (Gemm: see m, k below; Spmv: non-zeros)
+  std::size_t m = 0, k = 0;       // Gemm: m, k; Spmv: rows, columns
   double bytes_per_elem = 0;      // read + written per element
   double flops_per_elem = 0;      // 0: unknown
   double cpu_ns_per_elem = 0;     // learned per-element CPU cost (0: derive)
@@ -75,6 +75,7 @@ std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& req);
 // The op classes' formulas (cost_model_ops.cpp); estimate() dispatches.
 void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
 void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
+void spmv_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
 // Host<->device time for `bytes`, staged when pageable and large.
 double h2d_time_us(const GpuProfile& g, double bytes, bool pinned);
 double d2h_time_us(const GpuProfile& g, double bytes, bool pinned);

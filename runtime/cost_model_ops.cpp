@@ -1,5 +1,5 @@
 // Cost formulas for the ops with their own tiers: GEMM (matmul, linear),
-// sort, scan and transpose. Same shape as the element-wise model: overhead
+// sort, scan, transpose and spmv. Same shape as the element-wise model: overhead
 // + transfers + max(compute, memory), from the machine profile; history
 // corrects whatever these get wrong on a given machine.
 #include <algorithm>
@@ -113,6 +113,36 @@ void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r
   }
   add(Tier::TbbAuto, par);
   add(Tier::Cuda, make_est(Tier::Cuda, launches * p.gpu.launch_us, in + outx, device));
+}
+
+// CSR SpMV: values and column indices streamed once, row offsets and y
+// once, x gathered (counted once per column: history corrects matrices whose
+// gathers miss the cache). On the CPU each row is a chain of dependent adds,
+// overlapped across rows by the core (~0.4 ns per non-zero).
+void spmv_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {
+  const double rows = static_cast<double>(r.m), cols = static_cast<double>(r.k), nnz = static_cast<double>(r.n);
+  const double es = r.elem_bytes;
+  const double bytes = nnz * (es + 4) + rows * (4 + es) + cols * es;
+  const double threads = std::max(1, r.threads);
+  const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
+  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double chain = (nnz + rows) * 0.4e-3;
+  auto add = [&](Tier t, Estimate e) {
+    if (r.tiers & tier_bit(t)) out.push_back(e);
+  };
+  add(Tier::Serial, make_est(Tier::Serial, 0.05, back, std::max(chain, bytes / p.cpu.bw_one_gbps * 1e-3)));
+  Estimate par = make_est(Tier::TbbAuto, p.cpu.tbb_auto_us, back,
+                          std::max(chain / threads, bytes / p.cpu.bw_all_gbps * 1e-3));
+  if (r.threads <= 1) {
+    par.eligible = false;
+    par.note = "one CPU thread";
+  }
+  add(Tier::TbbAuto, par);
+  // Irregular gathers keep a hand-written kernel below cuSPARSE's bandwidth;
+  // cuSPARSE pays for its descriptors and buffer query on the host.
+  const double dev = bytes / p.gpu.device_bw_gbps * 1e-3;
+  add(Tier::Cuda, make_est(Tier::Cuda, p.gpu.launch_us, in, 1.25 * dev));
+  add(Tier::GpuCusparse, make_est(Tier::GpuCusparse, p.gpu.launch_us + 4.0, in, dev));
 }
 
 }  // namespace veda::detail

@@ -68,7 +68,7 @@ DecisionReplay::DecisionReplay(const std::string& path, const std::string& field
     int op = -1;
     std::size_t n = 0;
     const char* b = line.data();
-    if (std::from_chars(b, b + t[0], op).ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Gemm))
+    if (std::from_chars(b, b + t[0], op).ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Spmv))
       bad("bad op class");
     if (std::from_chars(b + t[0] + 1, b + t[1], n).ptr != b + t[1] || t[1] == t[0] + 1) bad("bad size");
     Tier tier;

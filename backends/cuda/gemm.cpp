@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/handle_pool.hpp"
 
 namespace veda::detail::cuda {
 namespace {
@@ -21,57 +22,14 @@ void check_blas(cublasStatus_t st, const char* what) {
   if (st != CUBLAS_STATUS_SUCCESS) throw DeviceError(std::string(what) + " failed (cuBLAS status " + std::to_string(st) + ")");
 }
 
-// cuBLAS and cuBLASLt handles, one per concurrent caller, reused. They are
-// kept for the life of the process: destroying them after the driver has
-// shut down at exit is not safe.
-template <class H, class Create>
-class HandlePool {
- public:
-  explicit HandlePool(Create create) : create_(create) {}
-  H acquire() {
-    {
-      std::lock_guard lock(mu_);
-      if (!free_.empty()) {
-        H h = free_.back();
-        free_.pop_back();
-        return h;
-      }
-    }
-    H h{};
-    create_(&h);
-    return h;
-  }
-  void release(H h) {
-    std::lock_guard lock(mu_);
-    free_.push_back(h);
-  }
-
- private:
-  Create create_;
-  std::mutex mu_;
-  std::vector<H> free_;
-};
-
 auto& blas_pool() {
-  static auto* p = new HandlePool<cublasHandle_t, cublasStatus_t (*)(cublasHandle_t*)>(
-      [](cublasHandle_t* h) { return cublasCreate(h); });
+  static auto* p = new HandlePool<cublasHandle_t, cublasStatus_t>(cublasCreate, "cuBLAS");
   return *p;
 }
 auto& lt_pool() {
-  static auto* p = new HandlePool<cublasLtHandle_t, cublasStatus_t (*)(cublasLtHandle_t*)>(
-      [](cublasLtHandle_t* h) { return cublasLtCreate(h); });
+  static auto* p = new HandlePool<cublasLtHandle_t, cublasStatus_t>(cublasLtCreate, "cuBLASLt");
   return *p;
 }
-
-template <class H, class P>
-struct Lease {
-  P& pool;
-  H h;
-  explicit Lease(P& p) : pool(p), h(p.acquire()) {
-    if (!h) throw DeviceError("could not create a cuBLAS handle");
-  }
-  ~Lease() { pool.release(h); }
-};
 
 // linear_fused's cuBLASLt setup for one shape: descriptors, layouts and the
 // algorithm the heuristic chose (the heuristic alone costs tens to hundreds
@@ -182,7 +140,7 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
     check(cudaGetLastError(), "gpu-tiled GEMM launch");
     return;
   }
-  Lease<cublasHandle_t, std::remove_reference_t<decltype(blas_pool())>> lease(blas_pool());
+  Lease lease(blas_pool());
   check_blas(cublasSetStream(lease.h, stream), "cublasSetStream");
   check_blas(cublasSetMathMode(lease.h, tier == GemmTier::CublasTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
              "cublasSetMathMode");
@@ -202,7 +160,7 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
                   const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream) {
   dev.make_current();
   if (m == 0 || n == 0) return;
-  Lease<cublasLtHandle_t, std::remove_reference_t<decltype(lt_pool())>> lease(lt_pool());
+  Lease lease(lt_pool());
   const cublasLtEpilogue_t epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
                                  : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
                                                            : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);

@@ -17,6 +17,7 @@
 #include "veda/reduce.hpp"
 #include "veda/scan.hpp"
 #include "veda/sort.hpp"
+#include "veda/sparse.hpp"
 #include "veda/telemetry.hpp"
 #include "veda/transpose.hpp"
 #include "veda/runtime.hpp"

@@ -42,7 +42,7 @@ class TypeSlot;
 class BucketState;
 
 // What kind of work a site does; selects the cost model's formulas.
-enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, Gemm };
+enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, Gemm, Spmv };
 
 // `identity` distinguishes functions (e.g. &typeid(F)); sites with the same
 // identity and name are the same site. `tiers` are the tier_bit()s offered.
@@ -65,7 +65,7 @@ struct CallDesc {
   bool strict = false;              // Placement::Gpu without a GPU throws
   Tier forced_tier = Tier::Count;   // Count: let the cost model choose
   // Ops (matmul, sort, scan, transpose): the shape the cost model needs.
-  std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose: rows, cols
+  std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose, spmv: rows, cols
   std::uint8_t ndims = 0;           // dims used (0: the shape is n elements)
   std::uint8_t elem_bytes = 0;      // element (key) size
   std::uint8_t value_bytes = 0;     // sort: value size of key-value pairs

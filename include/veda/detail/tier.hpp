@@ -26,6 +26,8 @@ enum class Tier : std::uint8_t {
   GpuCublasTf32,
   GpuCublasLtFused,
   GpuUnfused,
+  // spmv
+  GpuCusparse,
   Count
 };
 
@@ -57,6 +59,7 @@ inline constexpr TierInfo kTierTable[kTierCount] = {
     {Tier::GpuCublasTf32, "gpu-cublas-tf32", Device::Gpu},
     {Tier::GpuCublasLtFused, "gpu-cublaslt-fused", Device::Gpu},
     {Tier::GpuUnfused, "gpu-unfused", Device::Gpu},
+    {Tier::GpuCusparse, "gpu-cusparse", Device::Gpu},
 };
 
 constexpr bool tier_table_ok() {
