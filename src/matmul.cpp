@@ -31,7 +31,7 @@ std::string dims(std::size_t r, std::size_t c) { return std::to_string(r) + "x" 
 template <class T>
 void require_2d(const Array<T>& a, const char* what, const std::string& op) {
   if (a.ndim() != 2)
-    throw InvalidArgument(op + ": " + what + " must be a 2-D Array (it is 1-D with " + std::to_string(a.size()) +
+    throw InvalidArgument(op + ": " + what + " must be a 2-D Array (it is " + std::to_string(a.ndim()) + "-D with " + std::to_string(a.size()) +
                           " elements)");
 }
 

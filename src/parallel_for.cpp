@@ -10,10 +10,12 @@
 
 namespace veda::detail {
 
-void throw_view_index(std::size_t i, std::size_t j, std::size_t rows, std::size_t cols) {
-  throw InvalidArgument("veda::View: index (" + std::to_string(i) + ", " + std::to_string(j) +
-                        ") is outside the array's " + std::to_string(rows) + " x " + std::to_string(cols) +
-                        " (1-D arrays: index " + std::to_string(i) + " of " + std::to_string(rows * cols) + ")");
+void throw_view_index(std::size_t i, std::size_t j, std::size_t k, std::size_t n0, std::size_t n1, std::size_t n2) {
+  const bool three = n2 > 1 || k > 0;
+  const std::string index = "(" + std::to_string(i) + ", " + std::to_string(j) + (three ? ", " + std::to_string(k) : "") + ")";
+  const std::string shape = std::to_string(n0) + " x " + std::to_string(n1) + (three ? " x " + std::to_string(n2) : "");
+  throw InvalidArgument("veda::View: index " + index + " is outside the array's " + shape + " (as 1-D: element " +
+                        std::to_string((i * n1 + j) * n2 + k) + " of " + std::to_string(n0 * n1 * n2) + ")");
 }
 
 void check_index_call(std::string_view name, const std::size_t* lo, const std::size_t* hi, std::size_t dims,

@@ -14,6 +14,7 @@
 #include "runtime/runtime_state.hpp"
 #include "veda/array.hpp"
 #include "veda/runtime.hpp"
+#include "veda/transpose.hpp"
 
 using veda::Array;
 using veda::detail::HostDevice;
@@ -103,6 +104,31 @@ TEST_CASE("bounds and shapes are checked") {
   a.flatten();
   CHECK(a.ndim() == 1);
   CHECK(a.size() == 6);
+}
+
+TEST_CASE("3-D shapes: extents, row-major offsets, reshape, moves and clones keep them") {
+  Array<int> v(2, 3, 5);
+  CHECK(v.ndim() == 3);
+  CHECK(v.size() == 30);
+  CHECK((v.extent(0) == 2 && v.extent(1) == 3 && v.extent(2) == 5 && v.extent(3) == 1));
+  CHECK((v.rows() == 2 && v.cols() == 15));  // the matrix view 2-D ops would take
+  v.at(1, 2, 4) = 7;
+  CHECK(v.host()[(1 * 3 + 2) * 5 + 4] == 7);
+  CHECK(v.at(1, 14) == 7);
+  CHECK_THROWS_AS(v.at(0, 3, 0), veda::InvalidArgument);
+  CHECK_THROWS_AS(v.at(2, 0, 0), veda::InvalidArgument);
+  const Array<int> c = v.clone();
+  CHECK((c.ndim() == 3 && c.extent(2) == 5 && c.at(1, 2, 4) == 7));
+  Array<int> m = std::move(v);
+  CHECK((m.ndim() == 3 && m.extent(1) == 3));
+  CHECK((v.size() == 0 && v.ndim() == 1));
+  m.reshape(5, 3, 2);
+  CHECK((m.extent(0) == 5 && m.extent(2) == 2));
+  CHECK_THROWS_WITH_AS(m.reshape(5, 3, 3), doctest::Contains("5x6"), veda::InvalidArgument);
+  CHECK_THROWS_AS(Array<double>(std::size_t{1} << 30, std::size_t{1} << 30, 64), veda::InvalidArgument);
+  Array<float> empty(4, 0, 3);
+  CHECK((empty.empty() && empty.ndim() == 3 && empty.extent(0) == 4));
+  CHECK_THROWS_WITH_AS((void)veda::transpose(Array<float>(2, 2, 2)), doctest::Contains("3-D"), veda::InvalidArgument);
 }
 
 TEST_CASE("zero-length arrays") {

@@ -102,24 +102,39 @@ TEST_CASE("2-D and 3-D extents and boxes touching the edges give the serial loop
           ok &= out.at(i, j) == (j >= s.c / 2 ? -1.0 : 1.0) * static_cast<double>(i * 10000 + j);
       CHECK(ok);
     }
-    // 3-D over a flat Array: pages x rows x columns.
+    // A 3-D Array: pages x rows x columns, a box touching the last row.
     const std::size_t P = 5, R = 11, C = 67;
-    veda::Array<int> vol(P * R * C);
+    veda::Array<int> vol(P, R, C);
     veda::parallel_for(
         veda::Box<3>{{1, 0, 2}, {P, R, C - 1}}, veda::write(vol),
         [] VEDA_FN(std::size_t p, std::size_t r, std::size_t c, veda::View<int> v) {
-          v[(p * 11 + r) * 67 + c] = static_cast<int>(p * 1000000 + r * 1000 + c);
+          v(p, r, c) = static_cast<int>(p * 1000000 + r * 1000 + c + v.extent(2) - 67);
         },
         forced(tier));
     check_ran_on(tier);
     bool ok = true;
-    const auto vh = vol.host();
     for (std::size_t p = 0; p < P; ++p)
       for (std::size_t r = 0; r < R; ++r)
         for (std::size_t c = 0; c < C; ++c) {
           const bool in = p >= 1 && c >= 2 && c < C - 1;
-          ok &= vh[(p * R + r) * C + c] == (in ? static_cast<int>(p * 1000000 + r * 1000 + c) : 0);
+          ok &= vol.at(p, r, c) == (in ? static_cast<int>(p * 1000000 + r * 1000 + c) : 0);
         }
+    CHECK(ok);
+    // A 7-point stencil over the interior of a 3-D Array.
+    veda::Array<double> u(P, R, C), w(P, R, C);
+    for (std::size_t k = 0; k < u.size(); ++k) u.host()[k] = std::sin(0.01 * static_cast<double>(k));
+    veda::parallel_for(
+        veda::Box<3>{{1, 1, 1}, {P - 1, R - 1, C - 1}}, veda::read(u), veda::write(w),
+        [] VEDA_FN(std::size_t p, std::size_t r, std::size_t c, veda::View<const double> a, veda::View<double> b) {
+          b(p, r, c) = (a(p - 1, r, c) + a(p + 1, r, c) + a(p, r - 1, c) + a(p, r + 1, c) + a(p, r, c - 1) +
+                        a(p, r, c + 1)) / 6.0;
+        },
+        forced(tier));
+    for (std::size_t p = 1; p + 1 < P; ++p)
+      for (std::size_t r = 1; r + 1 < R; ++r)
+        for (std::size_t c = 1; c + 1 < C; ++c)
+          ok &= w.at(p, r, c) == (u.at(p - 1, r, c) + u.at(p + 1, r, c) + u.at(p, r - 1, c) + u.at(p, r + 1, c) +
+                                  u.at(p, r, c - 1) + u.at(p, r, c + 1)) / 6.0;
     CHECK(ok);
   }
   veda::shutdown();
@@ -240,6 +255,12 @@ TEST_CASE("bad input is InvalidArgument before any work; f's exceptions reach th
   CHECK_THROWS_WITH_AS(veda::parallel_for(10, veda::read(a), veda::write(a), f), doctest::Contains("same Array"),
                        veda::InvalidArgument);
   CHECK_THROWS_AS(veda::parallel_for(-1, veda::read(a), veda::write(b), f), veda::InvalidArgument);
+#ifndef NDEBUG  // views are bounds-checked in debug builds
+  veda::Array<float> vol(2, 3, 4);
+  CHECK_THROWS_WITH_AS(veda::parallel_for(
+                           1, veda::write(vol), [](std::size_t, auto v) { v(1, 3, 0) = 1; }, forced("serial")),
+                       doctest::Contains("index (1, 3, 0) is outside the array's 2 x 3 x 4"), veda::InvalidArgument);
+#endif
   for (const std::string& tier : {"serial", "tbb-auto"}) {
     CHECK_THROWS_WITH_AS(veda::parallel_for(
                              std::size_t{100000}, veda::write(b),

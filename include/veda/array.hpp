@@ -1,8 +1,9 @@
-// veda/array.hpp — veda::Array<T>: a 1-D or 2-D (row-major) array whose data
-// may live on the host, on the GPU, or both, with the runtime moving it.
+// veda/array.hpp — veda::Array<T>: a 1-D, 2-D or 3-D (row-major) array whose
+// data may live on the host, on the GPU, or both, with the runtime moving it.
 //
 //   veda::Array<float> a(std::move(vec));    // adopts the vector, no copy
 //   veda::Array<float> m(rows, cols);         // zeros
+//   veda::Array<float> v(nx, ny, nz);         // zeros; extent(0..2)
 //   auto r = saxpy(2.0f, a, b);               // may run on the GPU; r stays there
 //   float x = r[0];                           // copies back only now
 //
@@ -16,6 +17,10 @@
 // array and marks the device copy stale. operator[] and at() are bounds
 // checked (veda::InvalidArgument) and go through the same path, so use
 // host() for loops. to_vector() copies out.
+//
+// Shape: extent(d) for d < ndim() (1 beyond). rows() is extent(0) and cols()
+// the elements of one row (extent(1) * extent(2)): the matrix view 2-D ops
+// take (they require ndim() == 2).
 //
 // Ownership: moving is free; copying is explicit (clone()). A moved-from
 // Array is empty. After veda::shutdown(), arrays keep their data on the host.
@@ -67,11 +72,12 @@ class Array {
   using value_type = T;
 
   Array() = default;
-  explicit Array(std::size_t n) : Array(std::vector<T>(checked_area(n, 1))) {}
-  Array(std::size_t rows, std::size_t cols) : Array(std::vector<T>(checked_area(rows, cols))) {
-    rows_ = rows;
-    cols_ = cols;
-    two_d_ = true;
+  explicit Array(std::size_t n) : Array(std::vector<T>(checked_volume(n, 1, 1))) {}
+  Array(std::size_t rows, std::size_t cols) : Array(std::vector<T>(checked_volume(rows, cols, 1))) {
+    set_shape(2, rows, cols, 1);
+  }
+  Array(std::size_t d0, std::size_t d1, std::size_t d2) : Array(std::vector<T>(checked_volume(d0, d1, d2))) {
+    set_shape(3, d0, d1, d2);
   }
   // 2-D from data: rows * cols must equal data.size().
   Array(std::size_t rows, std::size_t cols, std::vector<T> data) : Array(std::move(data)) {
@@ -80,8 +86,7 @@ class Array {
   Array(std::vector<T>&& v)  // NOLINT: adopting is the point
       : buf_(std::make_unique<detail::Buffer>(
             std::make_unique<detail::VectorStorage<T>>(std::move(v)))),
-        rows_(buf_->bytes() / sizeof(T)),
-        cols_(1) {}
+        n_{buf_->bytes() / sizeof(T), 1, 1} {}
   explicit Array(const std::vector<T>& v) : Array(std::vector<T>(v)) {}
   explicit Array(std::span<const T> s) : Array(std::vector<T>(s.begin(), s.end())) {}
   Array(std::initializer_list<T> il) : Array(std::vector<T>(il)) {}
@@ -93,25 +98,18 @@ class Array {
     auto storage = detail::make_pinned_storage(n * sizeof(T));
     if (n) std::memset(storage->data, 0, n * sizeof(T));
     a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
-    a.rows_ = n;
-    a.cols_ = 1;
+    a.set_shape(1, n, 1, 1);
     return a;
   }
 
-  Array(Array&& o) noexcept : buf_(std::move(o.buf_)), rows_(o.rows_), cols_(o.cols_), two_d_(o.two_d_) {
-    o.rows_ = 0;
-    o.cols_ = 1;
-    o.two_d_ = false;
+  Array(Array&& o) noexcept : buf_(std::move(o.buf_)), n_{o.n_[0], o.n_[1], o.n_[2]}, ndim_(o.ndim_) {
+    o.set_shape(1, 0, 1, 1);
   }
   Array& operator=(Array&& o) noexcept {
     if (this != &o) {
       buf_ = std::move(o.buf_);
-      rows_ = o.rows_;
-      cols_ = o.cols_;
-      two_d_ = o.two_d_;
-      o.rows_ = 0;
-      o.cols_ = 1;
-      o.two_d_ = false;
+      set_shape(o.ndim_, o.n_[0], o.n_[1], o.n_[2]);
+      o.set_shape(1, 0, 1, 1);
     }
     return *this;
   }
@@ -122,33 +120,29 @@ class Array {
   Array clone() const {
     auto s = host();
     Array c(std::vector<T>(s.begin(), s.end()));
-    c.rows_ = rows_;
-    c.cols_ = cols_;
-    c.two_d_ = two_d_;
+    c.set_shape(ndim_, n_[0], n_[1], n_[2]);
     return c;
   }
 
-  std::size_t size() const noexcept { return rows_ * cols_; }
+  std::size_t size() const noexcept { return n_[0] * n_[1] * n_[2]; }
   bool empty() const noexcept { return size() == 0; }
   std::size_t bytes() const noexcept { return size() * sizeof(T); }
-  std::size_t rows() const noexcept { return rows_; }
-  std::size_t cols() const noexcept { return cols_; }
-  int ndim() const noexcept { return two_d_ ? 2 : 1; }
+  std::size_t rows() const noexcept { return n_[0]; }
+  std::size_t cols() const noexcept { return n_[1] * n_[2]; }
+  int ndim() const noexcept { return ndim_; }
+  std::size_t extent(int d) const noexcept { return d >= 0 && d < 3 ? n_[d] : 1; }
 
-  // Reinterprets the shape; rows * cols must equal size().
+  // Reinterprets the shape; the new shape must hold size() elements.
   void reshape(std::size_t rows, std::size_t cols) {
-    if (checked_area(rows, cols) != size())
-      detail::throw_shape("veda::Array::reshape", rows_, cols_, rows, cols);
-    rows_ = rows;
-    cols_ = cols;
-    two_d_ = true;
+    if (checked_volume(rows, cols, 1) != size()) detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], rows, cols);
+    set_shape(2, rows, cols, 1);
+  }
+  void reshape(std::size_t d0, std::size_t d1, std::size_t d2) {
+    if (checked_volume(d0, d1, d2) != size()) detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], d0, d1 * d2);
+    set_shape(3, d0, d1, d2);
   }
   // Back to 1-D.
-  void flatten() noexcept {
-    rows_ = size();
-    cols_ = 1;
-    two_d_ = false;
-  }
+  void flatten() noexcept { set_shape(1, size(), 1, 1); }
 
   std::span<const T> host() const {
     if (!buf_) return {};
@@ -168,14 +162,10 @@ class Array {
     if (i >= size()) detail::throw_index(i, size());
     return host()[i];
   }
-  T& at(std::size_t r, std::size_t c) {
-    if (r >= rows_ || c >= cols_) detail::throw_index(r * cols_ + c, size());
-    return host()[r * cols_ + c];
-  }
-  const T& at(std::size_t r, std::size_t c) const {
-    if (r >= rows_ || c >= cols_) detail::throw_index(r * cols_ + c, size());
-    return host()[r * cols_ + c];
-  }
+  T& at(std::size_t r, std::size_t c) { return host()[offset(r, c)]; }
+  const T& at(std::size_t r, std::size_t c) const { return host()[offset(r, c)]; }
+  T& at(std::size_t i, std::size_t j, std::size_t k) { return host()[offset(i, j, k)]; }
+  const T& at(std::size_t i, std::size_t j, std::size_t k) const { return host()[offset(i, j, k)]; }
 
   std::vector<T> to_vector() const {
     auto s = host();
@@ -202,22 +192,35 @@ class Array {
   static Array from_storage(std::unique_ptr<detail::HostStorage> storage, std::size_t n) {
     Array a;
     a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
-    a.rows_ = n;
-    a.cols_ = 1;
+    a.set_shape(1, n, 1, 1);
     return a;
   }
 
  private:
-  static std::size_t checked_area(std::size_t r, std::size_t c) {
-    if (c != 0 && r > static_cast<std::size_t>(-1) / sizeof(T) / c)
-      detail::throw_shape("veda::Array: shape overflows", r, c, r, c);
-    return r * c;
+  static std::size_t checked_volume(std::size_t d0, std::size_t d1, std::size_t d2) {
+    constexpr std::size_t kMax = static_cast<std::size_t>(-1) / sizeof(T);
+    if ((d2 != 0 && d1 > kMax / d2) || (d1 * d2 != 0 && d0 > kMax / (d1 * d2)))
+      detail::throw_shape("veda::Array: shape overflows", d0, d1, d0, d1);
+    return d0 * d1 * d2;
+  }
+  void set_shape(int ndim, std::size_t d0, std::size_t d1, std::size_t d2) noexcept {
+    ndim_ = ndim;
+    n_[0] = d0;
+    n_[1] = d1;
+    n_[2] = d2;
+  }
+  std::size_t offset(std::size_t r, std::size_t c) const {
+    if (r >= rows() || c >= cols()) detail::throw_index(r * cols() + c, size());
+    return r * cols() + c;
+  }
+  std::size_t offset(std::size_t i, std::size_t j, std::size_t k) const {
+    if (i >= n_[0] || j >= n_[1] || k >= n_[2]) detail::throw_index((i * n_[1] + j) * n_[2] + k, size());
+    return (i * n_[1] + j) * n_[2] + k;
   }
 
   std::unique_ptr<detail::Buffer> buf_;
-  std::size_t rows_ = 0;
-  std::size_t cols_ = 1;
-  bool two_d_ = false;
+  std::size_t n_[3] = {0, 1, 1};
+  int ndim_ = 1;
 };
 
 }  // namespace veda

@@ -7,10 +7,11 @@
 //
 // A declaration becomes a View inside the function: a pointer and the
 // Array's shape, captured by value, valid wherever the call runs (host or
-// device). view(i) / view[i] index a 1-D Array, view(i, j) a 2-D one
-// (row-major); view.extent(0) is its rows, extent(1) its columns. In builds
-// without NDEBUG every index is bounds-checked (veda::InvalidArgument on the
-// CPU, a trap on the GPU).
+// device). view(i) / view[i] index a 1-D Array, view(i, j) a 2-D one and
+// view(i, j, k) a 3-D one (row-major); view.extent(d) is the Array's extent
+// (1 past its dimensions). view(i, j) on a 3-D Array indexes its rows x
+// (extent(1) * extent(2)) matrix. In builds without NDEBUG every index is
+// bounds-checked (veda::InvalidArgument on the CPU, a trap on the GPU).
 //
 // Thread-safety: values; the Arrays must not be resized while a call runs.
 #pragma once
@@ -47,7 +48,9 @@ struct Box {
 enum class Access { Read, Write, ReadWrite };
 
 namespace detail {
-[[noreturn]] void throw_view_index(std::size_t i, std::size_t j, std::size_t rows, std::size_t cols);
+// Names the index and the extents it is checked against (k, n2: 3-D only).
+[[noreturn]] void throw_view_index(std::size_t i, std::size_t j, std::size_t k, std::size_t n0, std::size_t n1,
+                                   std::size_t n2);
 }  // namespace detail
 
 // What f sees of one declared Array. T is const for read().
@@ -55,35 +58,40 @@ template <class T>
 class View {
  public:
   View() = default;
-  VEDA_HD View(T* p, std::size_t rows, std::size_t cols) : p_(p), rows_(rows), cols_(cols) {}
+  VEDA_HD View(T* p, std::size_t n0, std::size_t n1 = 1, std::size_t n2 = 1) : p_(p), n0_(n0), n1_(n1), n2_(n2) {}
   VEDA_HD T& operator[](std::size_t i) const {
-    check(i, 0, rows_ * cols_, 1);
+    check(i, 0, 0, size(), 1, 1);
     return p_[i];
   }
   VEDA_HD T& operator()(std::size_t i) const { return (*this)[i]; }
   VEDA_HD T& operator()(std::size_t i, std::size_t j) const {
-    check(i, j, rows_, cols_);
-    return p_[i * cols_ + j];
+    check(i, j, 0, n0_, n1_ * n2_, 1);
+    return p_[i * (n1_ * n2_) + j];
   }
-  VEDA_HD std::size_t extent(int d) const { return d == 0 ? rows_ : d == 1 ? cols_ : 1; }
-  VEDA_HD std::size_t size() const { return rows_ * cols_; }
+  VEDA_HD T& operator()(std::size_t i, std::size_t j, std::size_t k) const {
+    check(i, j, k, n0_, n1_, n2_);
+    return p_[(i * n1_ + j) * n2_ + k];
+  }
+  VEDA_HD std::size_t extent(int d) const { return d == 0 ? n0_ : d == 1 ? n1_ : d == 2 ? n2_ : 1; }
+  VEDA_HD std::size_t size() const { return n0_ * n1_ * n2_; }
   VEDA_HD T* data() const { return p_; }
 
  private:
   VEDA_HD static void check([[maybe_unused]] std::size_t i, [[maybe_unused]] std::size_t j,
-                            [[maybe_unused]] std::size_t rows, [[maybe_unused]] std::size_t cols) {
+                            [[maybe_unused]] std::size_t k, [[maybe_unused]] std::size_t n0,
+                            [[maybe_unused]] std::size_t n1, [[maybe_unused]] std::size_t n2) {
 #ifndef NDEBUG
-    if (i >= rows || j >= cols) {
+    if (i >= n0 || j >= n1 || k >= n2) {
 #if defined(__CUDA_ARCH__)
       __trap();
 #else
-      detail::throw_view_index(i, j, rows, cols);
+      detail::throw_view_index(i, j, k, n0, n1, n2);
 #endif
     }
 #endif
   }
   T* p_ = nullptr;
-  std::size_t rows_ = 0, cols_ = 1;
+  std::size_t n0_ = 0, n1_ = 1, n2_ = 1;
 };
 
 // A declared access to an Array (what read/write/read_write return).

@@ -135,8 +135,8 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
   return d;
 }
 
-// The host view of a declaration (its side brought up to date). A 1-D
-// Array has one column, so rows x cols is its shape either way.
+// The host view of a declaration (its side brought up to date), with the
+// Array's extents (1 past its dimensions).
 template <class U>
 auto declared_host_view(const U& u) {
   using T = typename U::value_type;
@@ -145,7 +145,7 @@ auto declared_host_view(const U& u) {
   T* p = nullptr;
   if constexpr (U::access == Access::Read) p = b ? const_cast<T*>(static_cast<const T*>(b->host_read())) : nullptr;
   else p = b ? static_cast<T*>(b->host_write()) : nullptr;
-  return view_t<T, U::access>(p, a.rows(), a.cols());
+  return view_t<T, U::access>(p, a.extent(0), a.extent(1), a.extent(2));
 }
 
 template <class E>
@@ -186,7 +186,7 @@ auto device_view(Runtime& rt, void* s, const U& u) {
     if constexpr (U::access == Access::Read) p = const_cast<T*>(static_cast<const T*>(gb::read(rt, *a.buffer(), s)));
     else p = static_cast<T*>(gb::write(rt, *a.buffer(), s, true));
   }
-  return view_t<T, U::access>(p, a.rows(), a.cols());
+  return view_t<T, U::access>(p, a.extent(0), a.extent(1), a.extent(2));
 }
 template <class... U>
 void mark_done(void* s, const U&... u) {

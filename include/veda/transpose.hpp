@@ -67,8 +67,8 @@ namespace detail {
 template <class T>
 void require_2d(const Array<T>& m, const char* who, const char* what) {
   if (m.ndim() != 2)
-    throw InvalidArgument(std::string(who) + ": " + what + " must be a 2-D Array (it is 1-D with " +
-                          std::to_string(m.size()) + " elements)");
+    throw InvalidArgument(std::string(who) + ": " + what + " must be a 2-D Array (it is " + std::to_string(m.ndim()) +
+                          "-D with " + std::to_string(m.size()) + " elements)");
 }
 }  // namespace detail
 
