@@ -48,8 +48,9 @@ int main() {
   }
   auto filter = [&] {
     veda::parallel_for(veda::Extent<2>{kH, kW}, veda::read(img), veda::read(w), veda::write(out),
-                       [] VEDA_FN(std::size_t y, std::size_t x, veda::View<const float> in, veda::View<const float> wt,
-                                  veda::View<float> o) { o(y, x) = convolve_at(in, wt, y, x); });
+                       VEDA_LAMBDA((std::size_t y, std::size_t x, veda::View<const float> in, veda::View<const float> wt,
+                                    veda::View<float> o),
+                                   { o(y, x) = convolve_at(in, wt, y, x); }));
   };
   example::report("7x7 convolution, 2000 x 3000", example::settled_us(filter, 5));
 

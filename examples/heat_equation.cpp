@@ -1,4 +1,4 @@
-// heat_equation: 2-D heat diffusion by 5-point Jacobi sweeps with
+// heat_equation: 2-D heat diffusion on a 512 x 512 plate by 500 5-point Jacobi sweeps with
 // veda::parallel_for. The plate's top edge is held at 1, the others at 0;
 // each sweep reads one grid and writes the other, then the two swap (a move:
 // no copy). Where a GPU is usable and wins, the grids stay on the device for
@@ -15,14 +15,14 @@
 #include "example_util.hpp"
 
 namespace {
-constexpr std::size_t kN = 1024;  // grid points per side, edges included
-constexpr int kSweeps = 200;
+constexpr std::size_t kN = 512;  // grid points per side, edges included
+constexpr int kSweeps = 500;
 
 void sweep(const veda::Array<double>& u, veda::Array<double>& v) {
   veda::parallel_for(veda::Box<2>{{1, 1}, {kN - 1, kN - 1}}, veda::read(u), veda::write(v),
-                     [] VEDA_FN(std::size_t i, std::size_t j, veda::View<const double> in, veda::View<double> out) {
+                     VEDA_LAMBDA((std::size_t i, std::size_t j, veda::View<const double> in, veda::View<double> out), {
                        out(i, j) = 0.25 * (in(i - 1, j) + in(i + 1, j) + in(i, j - 1) + in(i, j + 1));
-                     });
+                     }));
 }
 
 std::vector<double> plate() {
@@ -35,7 +35,9 @@ std::vector<double> plate() {
 int main() {
   veda::init(veda::Config::builder().telemetry(true).build());
   veda::Array<double> u(kN, kN, plate()), v(kN, kN, plate());
-  sweep(u, v);  // the first sweep decides where the grids live
+  u.to_device();  // a hint (no-op without a GPU): the sweeps then find both grids there
+  v.to_device();
+  sweep(u, v);
   std::swap(u, v);
   veda::telemetry::reset();
   const auto t0 = std::chrono::steady_clock::now();
@@ -61,8 +63,9 @@ int main() {
   const auto got = u.host();  // the only copy back
   double worst = 0;
   for (std::size_t k = 0; k < a.size(); ++k) worst = std::max(worst, std::abs(got[k] - a[k]));
-  std::printf("temperature at the centre after %d sweeps: %.6f; largest difference from a serial loop: %.3g\n",
-              kSweeps, got[(kN / 2) * kN + kN / 2], worst);
+  std::printf("after %d sweeps, down the middle column: row 1 %.4f, row 8 %.4f, row 32 %.4f; largest difference "
+              "from a serial loop: %.3g\n",
+              kSweeps, got[kN + kN / 2], got[8 * kN + kN / 2], got[32 * kN + kN / 2], worst);
   if (worst > 1e-12 || during.bytes_d2h != 0) {
     std::printf("FAILED\n");
     return 1;

@@ -1,4 +1,5 @@
-// Compiled by nvcc in the CUDA configuration, so the cuda tier is offered.
+// Compiled by nvcc in the CUDA configuration, so the cuda tier is offered;
+// VEDA_LAMBDA keeps the CPU tiers' loop inlined there (docs/device-lambdas.md).
 #include "bench/stencil/contenders.hpp"
 #include "veda/parallel_for.hpp"
 
@@ -20,9 +21,9 @@ void veda_sweep(const std::string& tier) {
   o.name = "jacobi";
   veda::parallel_for(
       veda::Box<2>{{1, 1}, {g_n - 1, g_n - 1}}, veda::read(g_u), veda::write(g_v),
-      [] VEDA_FN(std::size_t i, std::size_t j, veda::View<const double> in, veda::View<double> out) {
+      VEDA_LAMBDA((std::size_t i, std::size_t j, veda::View<const double> in, veda::View<double> out), {
         out(i, j) = 0.25 * (in(i - 1, j) + in(i + 1, j) + in(i, j - 1) + in(i, j + 1));
-      },
+      }),
       o);
   veda::synchronize();  // a GPU tier's work is timed to its end, like the hand-written kernel's
 }

@@ -1,7 +1,8 @@
 // The CPU side of parallel_for / parallel_reduce: a Box walked serially, or
-// by oneTBB over 2-D/3-D tiles. A tile spans up to kTileCols columns (a few
-// KiB of each row: the neighbours a stencil reads stay in cache) and enough
-// rows for the plan's grain; exceptions from f leave the oneTBB algorithm,
+// by oneTBB over 2-D/3-D tiles. A tile spans up to kTileCols columns (whole
+// rows of most grids, so the hardware prefetcher streams them; at most 32
+// KiB of doubles per row, so the rows a stencil reads around one stay in
+// cache) and enough rows for the plan's grain; exceptions from f leave the oneTBB algorithm,
 // which cancels the other tiles.
 //
 // Thread-safety: f runs concurrently on disjoint tiles.
@@ -17,29 +18,28 @@
 
 namespace veda::detail {
 
-inline constexpr std::size_t kTileCols = 512;
+inline constexpr std::size_t kTileCols = 4096;
 
-// f(i..., v...) for every index of `b` from linear position j0 to j1 (row-major).
+// f(i..., v...) for every index of `b` from linear position j0 to j1
+// (row-major), one innermost row at a time: the compiler sees a plain loop
+// over the last index, which it can vectorise.
 template <std::size_t N, class F, class... V>
 void for_linear(const Box<N>& b, std::size_t j0, std::size_t j1, const F& f, const V&... v) {
   if constexpr (N == 1) {
     for (std::size_t i = b.lo[0] + j0; i < b.lo[0] + j1; ++i) f(i, v...);
-  } else if constexpr (N == 2) {
-    const std::size_t w = b.hi[1] - b.lo[1];
-    std::size_t i = b.lo[0] + j0 / w, j = b.lo[1] + j0 % w;
-    for (std::size_t k = j0; k < j1; ++k) {
-      f(i, j, v...);
-      if (++j == b.hi[1]) j = b.lo[1], ++i;
-    }
   } else {
-    const std::size_t w = b.hi[2] - b.lo[2], plane = (b.hi[1] - b.lo[1]) * w;
-    std::size_t i = b.lo[0] + j0 / plane, j = b.lo[1] + j0 % plane / w, k = b.lo[2] + j0 % w;
-    for (std::size_t q = j0; q < j1; ++q) {
-      f(i, j, k, v...);
-      if (++k == b.hi[2]) {
-        k = b.lo[2];
-        if (++j == b.hi[1]) j = b.lo[1], ++i;
+    const std::size_t w = b.hi[N - 1] - b.lo[N - 1];
+    for (std::size_t q = j0; q < j1;) {
+      const std::size_t row = q / w, c0 = q % w, c1 = std::min(w, c0 + (j1 - q));
+      const std::size_t lo = b.lo[N - 1] + c0, hi = b.lo[N - 1] + c1;
+      if constexpr (N == 2) {
+        const std::size_t i = b.lo[0] + row;
+        for (std::size_t j = lo; j < hi; ++j) f(i, j, v...);
+      } else {
+        const std::size_t h = b.hi[1] - b.lo[1], i = b.lo[0] + row / h, j = b.lo[1] + row % h;
+        for (std::size_t k = lo; k < hi; ++k) f(i, j, k, v...);
       }
+      q += c1 - c0;
     }
   }
 }
