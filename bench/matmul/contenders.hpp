@@ -16,7 +16,10 @@ template <class T>
 void openblas_gemm(const T* a, const T* b, T* c, std::size_t n, T beta = 0);
 std::string openblas_core();  // openblas_get_corename()
 
-// C = A B with Eigen (its OpenMP threads).
+// C = A B with Eigen (its OpenMP threads); eigen_installed() is false in a
+// build made without Eigen's headers (a GPU host carrying only the bundle
+// of scripts/bundle-deps.sh may lack them), where the column says so.
+bool eigen_installed();
 template <class T>
 void eigen_gemm(const T* a, const T* b, T* c, std::size_t n);
 

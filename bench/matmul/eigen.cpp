@@ -6,6 +6,8 @@
 
 namespace bench::matmul {
 
+bool eigen_installed() { return true; }
+
 template <class T>
 void eigen_gemm(const T* a, const T* b, T* c, std::size_t n) {
   using M = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,9 @@ void cpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Ser
     for (const auto& tier : tiers)
       if (with_ref || tier != "cpu-reference") run.push_back([&, tier] { matmul::veda_matmul(a, b, tier); });
     run.push_back([&] { matmul::openblas_gemm<T>(a.host().data(), b.host().data(), c.data(), n); });
-    run.push_back([&] { matmul::eigen_gemm<T>(a.host().data(), b.host().data(), c.data(), n); });
-    for (int i = 0; i < 12; ++i) run[run.size() - 3]();  // auto learns
+    const bool eig = matmul::eigen_installed();
+    if (eig) run.push_back([&] { matmul::eigen_gemm<T>(a.host().data(), b.host().data(), c.data(), n); });
+    for (int i = 0; i < 12; ++i) run[with_ref ? 3 : 2]();  // auto learns
     std::vector<int> batch;
     for (auto& r : run) batch.push_back(n >= 1024 ? 1 : calibrate_batch(r, 2e7));
     const int samples = n >= 2048 ? (opt.quick ? 3 : 5) : n >= 1024 && opt.quick ? 5 : 11;
@@ -75,7 +77,8 @@ void cpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Ser
     const std::string auto_tier = veda::last_decision().tier;
     const std::size_t off = with_ref ? 0 : 1;  // index shift without the reference column
     auto at = [&](std::size_t col) { return s[col - off].median; };
-    const double blas = at(1), tiled = at(2), aut = at(3), direct = at(4), eigen = at(5);
+    const double blas = at(1), tiled = at(2), aut = at(3), direct = at(4);
+    const double eigen = eig ? at(5) : std::numeric_limits<double>::infinity();
     const double best = std::min(blas, tiled);
     regrets.push_back(aut / best);
     if (n >= 256) vs_openblas.push_back(direct / aut);  // throughput ratio
@@ -83,10 +86,10 @@ void cpu_table(const Options& opt, std::vector<double>& regrets, std::vector<Ser
     for (std::size_t i = off; i < 3; ++i) ser.add(x, tiers[i], Series::Role::Forced, s[i - off]);
     ser.add(x, "auto", Series::Role::Auto, s[3 - off], auto_tier);
     ser.add(x, "OpenBLAS direct", Series::Role::Peer, s[4 - off]);
-    ser.add(x, "Eigen", Series::Role::Peer, s[5 - off]);
+    if (eig) ser.add(x, "Eigen", Series::Role::Peer, s[5 - off]);
     t.add({std::to_string(n), with_ref ? fmt(gflops(n, s[0].median), 2) : "-", fmt(gflops(n, blas), 1),
            fmt(gflops(n, tiled), 1), fmt(gflops(n, aut), 1), auto_tier, fmt(gflops(n, direct), 1),
-           fmt(gflops(n, eigen), 1), fmt(100 * gflops(n, blas) / peak, 0) + "%",
+           eig ? fmt(gflops(n, eigen), 1) : "not installed", fmt(100 * gflops(n, blas) / peak, 0) + "%",
            fmt(100 * gflops(n, direct) / peak, 0) + "%", fmt(direct / blas, 3),
            fmt(aut / std::min(direct, eigen), 3), fmt(aut / best, 3)});
   }

@@ -134,11 +134,13 @@ class Array {
 
   // Reinterprets the shape; the new shape must hold size() elements.
   void reshape(std::size_t rows, std::size_t cols) {
-    if (checked_volume(rows, cols, 1) != size()) detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], rows, cols);
+    if (checked_volume(rows, cols, 1) != size())
+      detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], rows, cols);
     set_shape(2, rows, cols, 1);
   }
   void reshape(std::size_t d0, std::size_t d1, std::size_t d2) {
-    if (checked_volume(d0, d1, d2) != size()) detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], d0, d1 * d2);
+    if (checked_volume(d0, d1, d2) != size())
+      detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], d0, d1 * d2);
     set_shape(3, d0, d1, d2);
   }
   // Back to 1-D.

@@ -11,6 +11,8 @@
 // Views are View<const T> for read(), View<T> for write() and read_write().
 // Host-compiled call sites may take them as `auto`; nvcc does not allow
 // generic __host__ __device__ lambdas, so VEDA_FN functions name the types.
+// Under nvcc, VEDA_LAMBDA((params), { body }) keeps the CPU tiers' loop
+// inlined (a VEDA_FN lambda's host side is called through a wrapper).
 //
 // Contract:
 // - The extent is a count (1-D), veda::Extent<N> or veda::Box<N> (N = 1..3,
