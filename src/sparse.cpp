@@ -30,7 +30,7 @@ struct SpmvTag {};
 // The structure, checked once on the host: every later spmv relies on it.
 void check_structure(std::size_t rows, std::size_t cols, std::span<const std::int32_t> off,
                      std::span<const std::int32_t> idx, std::size_t n_values) {
-  if (off.size() != rows + 1)
+  if (off.empty() || off.size() - 1 != rows)  // (rows + 1 would overflow for rows = SIZE_MAX)
     bad_csr("row_offsets has " + std::to_string(off.size()) + " elements; " + std::to_string(rows) +
             " rows need rows + 1 = " + std::to_string(rows + 1));
   if (idx.size() != n_values)

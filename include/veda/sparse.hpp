@@ -14,7 +14,7 @@
 //   first thing wrong; the structure cannot change afterwards (the values
 //   may: values() gives the Array; one of another size is InvalidArgument
 //   at the next spmv). Column indices within a row need not be sorted;
-//   duplicates add. nnz must fit in int32 (what cuSPARSE's 32-bit CSR takes).
+//   duplicates add. nnz and cols must fit in int32 (cuSPARSE's 32-bit CSR).
 // - spmv(a, x): x has a.cols() elements; returns y of a.rows(). spmv_into(y,
 //   a, x, {alpha, beta}): y = alpha A x + beta y; with beta == 0 y's old
 //   contents are never read (NaN included). y must not be x. Wrong sizes are
