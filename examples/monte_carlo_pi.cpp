@@ -1,7 +1,8 @@
 // monte_carlo_pi: pi from 10^8 random points in the unit square, as a
-// par_iter reduction over an index range: each index hashes to its own
-// point (counter-based, so the result does not depend on where or in which
-// order the points are evaluated). Small and large runs, with decisions.
+// par_iter reduction over an index range: point i takes elements 2i and
+// 2i + 1 of a veda::random stream (counter-based, so the result does not
+// depend on where or in which order the points are evaluated, and is the
+// same on the CPU and the GPU). Small and large runs, with decisions.
 #include <veda/veda.hpp>
 
 #include <cmath>
@@ -12,15 +13,12 @@
 #include "example_util.hpp"
 
 namespace {
-// 1 if point i falls inside the quarter circle. SplitMix64 gives two
-// independent 32-bit coordinates per index.
+constexpr std::uint64_t kSeed = 2026;
+
+// 1 if point i falls inside the quarter circle.
 VEDA_FN inline std::uint64_t inside(std::uint64_t i) {
-  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E5ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  const double x = static_cast<double>(z >> 32) * (1.0 / 4294967296.0);
-  const double y = static_cast<double>(z & 0xffffffffull) * (1.0 / 4294967296.0);
+  const double x = veda::random::uniform_at<double>(kSeed, 2 * i);
+  const double y = veda::random::uniform_at<double>(kSeed, 2 * i + 1);
   return x * x + y * y <= 1.0 ? 1 : 0;
 }
 

@@ -19,10 +19,9 @@ void throw_index(std::size_t i, std::size_t n) {
                         std::to_string(n));
 }
 
-void throw_shape(const std::string& what, std::size_t r1, std::size_t c1, std::size_t r2,
-                 std::size_t c2) {
-  throw InvalidArgument(what + ": shape " + std::to_string(r1) + "x" + std::to_string(c1) +
-                        " does not match " + std::to_string(r2) + "x" + std::to_string(c2));
+void throw_shape(const std::string& what, const Shape& from, const Shape& to) {
+  throw InvalidArgument(what + ": shape " + to.str() + " (" + std::to_string(to.size()) + " elements) does not fit " +
+                        from.str() + " (" + std::to_string(from.size()) + " elements)");
 }
 
 namespace {

@@ -97,7 +97,8 @@ TEST_CASE("bounds and shapes are checked") {
   CHECK_THROWS_AS(a.at(0, 1), veda::InvalidArgument);
   a.reshape(2, 3);
   CHECK(a.rows() == 2);
-  CHECK_THROWS_WITH_AS(a.reshape(4, 2), doctest::Contains("2x3"), veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS(a.reshape(4, 2), doctest::Contains("[4, 2] (8 elements) does not fit [2, 3]"),
+                       veda::InvalidArgument);
   CHECK(a.rows() == 2);  // unchanged by the failed reshape
   CHECK_THROWS_AS(Array<float>(2, 2, std::vector<float>(5)), veda::InvalidArgument);
   CHECK_THROWS_AS(Array<double>(std::size_t{1} << 62, 8), veda::InvalidArgument);
@@ -124,11 +125,39 @@ TEST_CASE("3-D shapes: extents, row-major offsets, reshape, moves and clones kee
   CHECK((v.size() == 0 && v.ndim() == 1));
   m.reshape(5, 3, 2);
   CHECK((m.extent(0) == 5 && m.extent(2) == 2));
-  CHECK_THROWS_WITH_AS(m.reshape(5, 3, 3), doctest::Contains("5x6"), veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS(m.reshape(5, 3, 3), doctest::Contains("[5, 3, 2]"), veda::InvalidArgument);
   CHECK_THROWS_AS(Array<double>(std::size_t{1} << 30, std::size_t{1} << 30, 64), veda::InvalidArgument);
   Array<float> empty(4, 0, 3);
   CHECK((empty.empty() && empty.ndim() == 3 && empty.extent(0) == 4));
   CHECK_THROWS_WITH_AS((void)veda::transpose(Array<float>(2, 2, 2)), doctest::Contains("3-D"), veda::InvalidArgument);
+}
+
+TEST_CASE("Shapes of 1 to 4 dimensions: Shape{...}, shape(), reshape without a copy") {
+  const veda::Shape s{2, 3, 4, 5};
+  CHECK((s.ndim() == 4 && s.size() == 120 && s[3] == 5 && s[4] == 1 && s.str() == "[2, 3, 4, 5]"));
+  CHECK((veda::Shape{}.ndim() == 1 && veda::Shape{}.size() == 0));
+  CHECK_THROWS_WITH_AS(veda::Shape(2, -3), doctest::Contains("extent 1 is negative"), veda::InvalidArgument);
+  Array<int> x(s);
+  CHECK((x.ndim() == 4 && x.size() == 120 && x.shape() == s && x.rows() == 2 && x.cols() == 60));
+  x.at(1, 2, 3, 4) = 9;
+  CHECK(x.host()[119] == 9);
+  CHECK_THROWS_AS(x.at(0, 0, 0, 5), veda::InvalidArgument);
+  const int* data = x.chost().data();
+  x.reshape(veda::Shape{6, 20});
+  CHECK((x.ndim() == 2 && x.at(5, 19) == 9 && x.chost().data() == data));  // same storage
+  CHECK_THROWS_WITH_AS(x.reshape(veda::Shape{7, 20}), doctest::Contains("[7, 20] (140 elements) does not fit [6, 20]"),
+                       veda::InvalidArgument);
+  x.reshape(veda::Shape{120});
+  CHECK(x.ndim() == 1);
+  const Array<float> y(veda::Shape{3, 1, 2}, {1, 2, 3, 4, 5, 6});
+  CHECK((y.ndim() == 3 && y.at(2, 0, 1) == 6));
+  CHECK_THROWS_AS(Array<float>(veda::Shape{2, 2}, std::vector<float>(5)), veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS(Array<double>(veda::Shape{std::size_t{1} << 20, 1 << 20, 1 << 20, 2}), doctest::Contains("overflows"),
+                       veda::InvalidArgument);
+  const Array<float> none(veda::Shape{3, 0, std::size_t{1} << 62, 5});  // a zero extent: no overflow, no elements
+  CHECK((none.empty() && none.ndim() == 4));
+  const Array<float> moved = Array<float>(veda::Shape{1, 1, 1, 7});
+  CHECK((moved.ndim() == 4 && moved.extent(3) == 7));
 }
 
 TEST_CASE("zero-length arrays") {

@@ -129,7 +129,7 @@ TEST_CASE("Arrays: overflowing shapes, bad reshapes, out-of-range indices") {
   rejects<veda::InvalidArgument>([&] { (void)a[6]; }, "index 6");
   a.reshape(2, 3);
   rejects<veda::InvalidArgument>([&] { (void)a.at(2, 0); }, "veda::Array");
-  rejects<veda::InvalidArgument>([&] { veda::Array<float>(2, 2, std::vector<float>(5)); }, "2x2");
+  rejects<veda::InvalidArgument>([&] { veda::Array<float>(2, 2, std::vector<float>(5)); }, "[2, 2]");
 }
 
 TEST_CASE("NaN and Inf flow through as IEEE arithmetic says") {

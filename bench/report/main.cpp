@@ -26,8 +26,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Reporting order; files of other benchmarks follow in name order.
-const std::vector<std::string> kOrder = {"dispatch", "small_calls", "elementwise", "placement", "par_iter", "sort",
-                                         "scan",     "matmul",      "transpose",   "stencil",   "spmv",     "seeds"};
+const std::vector<std::string> kOrder = {"dispatch",  "small_calls", "elementwise", "placement", "par_iter",
+                                         "sort",      "scan",        "matmul",      "transpose", "stencil",
+                                         "spmv",      "random",      "seeds"};
 
 std::string num(double v, int prec = 3) {
   std::ostringstream os;

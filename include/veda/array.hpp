@@ -1,9 +1,10 @@
-// veda/array.hpp — veda::Array<T>: a 1-D, 2-D or 3-D (row-major) array whose
+// veda/array.hpp — veda::Array<T>: a 1- to 4-D (row-major) array whose
 // data may live on the host, on the GPU, or both, with the runtime moving it.
 //
 //   veda::Array<float> a(std::move(vec));    // adopts the vector, no copy
 //   veda::Array<float> m(rows, cols);         // zeros
 //   veda::Array<float> v(nx, ny, nz);         // zeros; extent(0..2)
+//   veda::Array<float> x(veda::Shape{b, c, h, w});  // zeros, 4-D
 //   auto r = saxpy(2.0f, a, b);               // may run on the GPU; r stays there
 //   float x = r[0];                           // copies back only now
 //
@@ -18,9 +19,10 @@
 // checked (veda::InvalidArgument) and go through the same path, so use
 // host() for loops. to_vector() copies out.
 //
-// Shape: extent(d) for d < ndim() (1 beyond). rows() is extent(0) and cols()
-// the elements of one row (extent(1) * extent(2)): the matrix view 2-D ops
-// take (they require ndim() == 2).
+// Shape: shape() and extent(d) for d < ndim() (1 beyond). reshape() changes
+// the shape, never the data (no copy). rows() is extent(0) and cols() the
+// elements of one row (the product of the other extents): the matrix view
+// 2-D ops take (they require ndim() == 2).
 //
 // Ownership: moving is free; copying is explicit (clone()). A moved-from
 // Array is empty. After veda::shutdown(), arrays keep their data on the host.
@@ -37,10 +39,12 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "veda/detail/buffer.hpp"
 #include "veda/error.hpp"
+#include "veda/shape.hpp"
 
 namespace veda {
 
@@ -60,8 +64,7 @@ class VectorStorage final : public HostStorage {
 void array_to_device(Buffer& b);  // no-op without a usable device
 void array_release_device(Buffer& b);
 [[noreturn]] void throw_index(std::size_t i, std::size_t n);
-[[noreturn]] void throw_shape(const std::string& what, std::size_t r1, std::size_t c1,
-                              std::size_t r2, std::size_t c2);
+[[noreturn]] void throw_shape(const std::string& what, const Shape& from, const Shape& to);
 }  // namespace detail
 
 template <class T>
@@ -72,21 +75,16 @@ class Array {
   using value_type = T;
 
   Array() = default;
-  explicit Array(std::size_t n) : Array(std::vector<T>(checked_volume(n, 1, 1))) {}
-  Array(std::size_t rows, std::size_t cols) : Array(std::vector<T>(checked_volume(rows, cols, 1))) {
-    set_shape(2, rows, cols, 1);
-  }
-  Array(std::size_t d0, std::size_t d1, std::size_t d2) : Array(std::vector<T>(checked_volume(d0, d1, d2))) {
-    set_shape(3, d0, d1, d2);
-  }
-  // 2-D from data: rows * cols must equal data.size().
-  Array(std::size_t rows, std::size_t cols, std::vector<T> data) : Array(std::move(data)) {
-    reshape(rows, cols);
-  }
+  explicit Array(std::size_t n) : Array(Shape{n}) {}
+  Array(std::size_t rows, std::size_t cols) : Array(Shape{rows, cols}) {}
+  Array(std::size_t d0, std::size_t d1, std::size_t d2) : Array(Shape{d0, d1, d2}) {}
+  explicit Array(const Shape& s) : Array(std::vector<T>(s.checked_size(sizeof(T)))) { shape_ = s; }
+  // From data: the shape's volume must equal data.size().
+  Array(std::size_t rows, std::size_t cols, std::vector<T> data) : Array(std::move(data)) { reshape(rows, cols); }
+  Array(const Shape& s, std::vector<T> data) : Array(std::move(data)) { reshape(s); }
   Array(std::vector<T>&& v)  // NOLINT: adopting is the point
-      : buf_(std::make_unique<detail::Buffer>(
-            std::make_unique<detail::VectorStorage<T>>(std::move(v)))),
-        n_{buf_->bytes() / sizeof(T), 1, 1} {}
+      : buf_(std::make_unique<detail::Buffer>(std::make_unique<detail::VectorStorage<T>>(std::move(v)))),
+        shape_{buf_->bytes() / sizeof(T)} {}
   explicit Array(const std::vector<T>& v) : Array(std::vector<T>(v)) {}
   explicit Array(std::span<const T> s) : Array(std::vector<T>(s.begin(), s.end())) {}
   Array(std::initializer_list<T> il) : Array(std::vector<T>(il)) {}
@@ -98,18 +96,15 @@ class Array {
     auto storage = detail::make_pinned_storage(n * sizeof(T));
     if (n) std::memset(storage->data, 0, n * sizeof(T));
     a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
-    a.set_shape(1, n, 1, 1);
+    a.shape_ = Shape{n};
     return a;
   }
 
-  Array(Array&& o) noexcept : buf_(std::move(o.buf_)), n_{o.n_[0], o.n_[1], o.n_[2]}, ndim_(o.ndim_) {
-    o.set_shape(1, 0, 1, 1);
-  }
+  Array(Array&& o) noexcept : buf_(std::move(o.buf_)), shape_(std::exchange(o.shape_, Shape{})) {}
   Array& operator=(Array&& o) noexcept {
     if (this != &o) {
       buf_ = std::move(o.buf_);
-      set_shape(o.ndim_, o.n_[0], o.n_[1], o.n_[2]);
-      o.set_shape(1, 0, 1, 1);
+      shape_ = std::exchange(o.shape_, Shape{});
     }
     return *this;
   }
@@ -120,31 +115,29 @@ class Array {
   Array clone() const {
     auto s = host();
     Array c(std::vector<T>(s.begin(), s.end()));
-    c.set_shape(ndim_, n_[0], n_[1], n_[2]);
+    c.shape_ = shape_;
     return c;
   }
 
-  std::size_t size() const noexcept { return n_[0] * n_[1] * n_[2]; }
+  std::size_t size() const noexcept { return shape_.size(); }
   bool empty() const noexcept { return size() == 0; }
   std::size_t bytes() const noexcept { return size() * sizeof(T); }
-  std::size_t rows() const noexcept { return n_[0]; }
-  std::size_t cols() const noexcept { return n_[1] * n_[2]; }
-  int ndim() const noexcept { return ndim_; }
-  std::size_t extent(int d) const noexcept { return d >= 0 && d < 3 ? n_[d] : 1; }
+  std::size_t rows() const noexcept { return shape_[0]; }
+  std::size_t cols() const noexcept { return shape_[1] * shape_[2] * shape_[3]; }
+  int ndim() const noexcept { return shape_.ndim(); }
+  const Shape& shape() const noexcept { return shape_; }
+  std::size_t extent(int d) const noexcept { return shape_[d]; }
 
-  // Reinterprets the shape; the new shape must hold size() elements.
-  void reshape(std::size_t rows, std::size_t cols) {
-    if (checked_volume(rows, cols, 1) != size())
-      detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], rows, cols);
-    set_shape(2, rows, cols, 1);
+  // Reinterprets the shape, never the data; the new shape must hold size()
+  // elements (veda::InvalidArgument naming both shapes).
+  void reshape(const Shape& s) {
+    if (s.checked_size(sizeof(T)) != size()) detail::throw_shape("veda::Array::reshape", shape_, s);
+    shape_ = s;
   }
-  void reshape(std::size_t d0, std::size_t d1, std::size_t d2) {
-    if (checked_volume(d0, d1, d2) != size())
-      detail::throw_shape("veda::Array::reshape", n_[0], n_[1] * n_[2], d0, d1 * d2);
-    set_shape(3, d0, d1, d2);
-  }
+  void reshape(std::size_t rows, std::size_t cols) { reshape(Shape{rows, cols}); }
+  void reshape(std::size_t d0, std::size_t d1, std::size_t d2) { reshape(Shape{d0, d1, d2}); }
   // Back to 1-D.
-  void flatten() noexcept { set_shape(1, size(), 1, 1); }
+  void flatten() noexcept { shape_ = Shape{size()}; }
 
   std::span<const T> host() const {
     if (!buf_) return {};
@@ -166,8 +159,10 @@ class Array {
   }
   T& at(std::size_t r, std::size_t c) { return host()[offset(r, c)]; }
   const T& at(std::size_t r, std::size_t c) const { return host()[offset(r, c)]; }
-  T& at(std::size_t i, std::size_t j, std::size_t k) { return host()[offset(i, j, k)]; }
-  const T& at(std::size_t i, std::size_t j, std::size_t k) const { return host()[offset(i, j, k)]; }
+  T& at(std::size_t i, std::size_t j, std::size_t k, std::size_t l = 0) { return host()[offset(i, j, k, l)]; }
+  const T& at(std::size_t i, std::size_t j, std::size_t k, std::size_t l = 0) const {
+    return host()[offset(i, j, k, l)];
+  }
 
   std::vector<T> to_vector() const {
     auto s = host();
@@ -194,35 +189,23 @@ class Array {
   static Array from_storage(std::unique_ptr<detail::HostStorage> storage, std::size_t n) {
     Array a;
     a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
-    a.set_shape(1, n, 1, 1);
+    a.shape_ = Shape{n};
     return a;
   }
 
  private:
-  static std::size_t checked_volume(std::size_t d0, std::size_t d1, std::size_t d2) {
-    constexpr std::size_t kMax = static_cast<std::size_t>(-1) / sizeof(T);
-    if ((d2 != 0 && d1 > kMax / d2) || (d1 * d2 != 0 && d0 > kMax / (d1 * d2)))
-      detail::throw_shape("veda::Array: shape overflows", d0, d1, d0, d1);
-    return d0 * d1 * d2;
-  }
-  void set_shape(int ndim, std::size_t d0, std::size_t d1, std::size_t d2) noexcept {
-    ndim_ = ndim;
-    n_[0] = d0;
-    n_[1] = d1;
-    n_[2] = d2;
-  }
   std::size_t offset(std::size_t r, std::size_t c) const {
     if (r >= rows() || c >= cols()) detail::throw_index(r * cols() + c, size());
     return r * cols() + c;
   }
-  std::size_t offset(std::size_t i, std::size_t j, std::size_t k) const {
-    if (i >= n_[0] || j >= n_[1] || k >= n_[2]) detail::throw_index((i * n_[1] + j) * n_[2] + k, size());
-    return (i * n_[1] + j) * n_[2] + k;
+  std::size_t offset(std::size_t i, std::size_t j, std::size_t k, std::size_t l) const {
+    const std::size_t o = ((i * shape_[1] + j) * shape_[2] + k) * shape_[3] + l;
+    if (i >= shape_[0] || j >= shape_[1] || k >= shape_[2] || l >= shape_[3]) detail::throw_index(o, size());
+    return o;
   }
 
   std::unique_ptr<detail::Buffer> buf_;
-  std::size_t n_[3] = {0, 1, 1};
-  int ndim_ = 1;
+  Shape shape_;
 };
 
 }  // namespace veda

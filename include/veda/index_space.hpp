@@ -10,7 +10,8 @@
 // device). view(i) / view[i] index a 1-D Array, view(i, j) a 2-D one and
 // view(i, j, k) a 3-D one (row-major); view.extent(d) is the Array's extent
 // (1 past its dimensions). view(i, j) on a 3-D Array indexes its rows x
-// (extent(1) * extent(2)) matrix. In builds without NDEBUG every index is
+// (extent(1) * extent(2)) matrix; a 4-D Array is seen as 3-D with its last
+// two extents merged. In builds without NDEBUG every index is
 // bounds-checked (veda::InvalidArgument on the CPU, a trap on the GPU).
 //
 // Thread-safety: values; the Arrays must not be resized while a call runs.

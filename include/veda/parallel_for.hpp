@@ -147,7 +147,7 @@ auto declared_host_view(const U& u) {
   T* p = nullptr;
   if constexpr (U::access == Access::Read) p = b ? const_cast<T*>(static_cast<const T*>(b->host_read())) : nullptr;
   else p = b ? static_cast<T*>(b->host_write()) : nullptr;
-  return view_t<T, U::access>(p, a.extent(0), a.extent(1), a.extent(2));
+  return view_t<T, U::access>(p, a.extent(0), a.extent(1), a.extent(2) * a.extent(3));
 }
 
 template <class E>
@@ -188,7 +188,7 @@ auto device_view(Runtime& rt, void* s, const U& u) {
     if constexpr (U::access == Access::Read) p = const_cast<T*>(static_cast<const T*>(gb::read(rt, *a.buffer(), s)));
     else p = static_cast<T*>(gb::write(rt, *a.buffer(), s, true));
   }
-  return view_t<T, U::access>(p, a.extent(0), a.extent(1), a.extent(2));
+  return view_t<T, U::access>(p, a.extent(0), a.extent(1), a.extent(2) * a.extent(3));
 }
 template <class... U>
 void mark_done(void* s, const U&... u) {
