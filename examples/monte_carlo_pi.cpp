@@ -1,8 +1,9 @@
 // monte_carlo_pi: pi from 10^8 random points in the unit square, as a
 // par_iter reduction over an index range: point i takes elements 2i and
 // 2i + 1 of a veda::random stream (counter-based, so the result does not
-// depend on where or in which order the points are evaluated, and is the
-// same on the CPU and the GPU). Small and large runs, with decisions.
+// depend on where or in which order the points are evaluated, and the
+// points are the same bits on the CPU and the GPU). Small and large runs,
+// with decisions.
 #include <veda/veda.hpp>
 
 #include <cmath>

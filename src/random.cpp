@@ -123,7 +123,7 @@ void random_fill_buffer(Buffer* out, std::size_t n, std::size_t elem, Dist dist,
   Runtime& rt = scope.runtime();
   CallDesc d = random_desc(n, elem, o);
   describe_buffers(d, {out});
-  d.h2d_bytes = 0;  // out's old contents are never read
+  d.h2d_bytes = d.cpu_d2h_bytes = 0;  // out's old contents are never read, on either side
   run_op(
       rt, random_site<Arrays>(o, elem, dist), d,
       [&](const Plan& p) {

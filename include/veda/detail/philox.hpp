@@ -6,8 +6,10 @@
 // between glibc and CUDA. Every multiply-add is an explicit fma, and every
 // other product is exact or feeds only a multiplication, so FMA contraction
 // (nvcc's default, GCC's with -mfma) cannot change a result; on the device
-// the _rn intrinsics also ignore --use_fast_math. Host code built with
-// -ffast-math may reassociate and is not covered.
+// the _rn intrinsics keep IEEE rounding under --use_fast_math too. Not
+// covered: host code built with -ffast-math (it may reassociate), and device
+// code flushing subnormals (-ftz, implied by --use_fast_math) when the
+// parameters themselves are subnormal.
 //
 // Layout: element i of a float stream comes from block i / 4 (one word each;
 // normals in Box-Muller pairs of words), of a double stream from block i / 2
