@@ -57,58 +57,38 @@ VEDA_RNG_FN Block block(std::uint64_t seed, std::uint64_t b) {
 }
 
 // Correctly rounded arithmetic that no compiler flag changes on the device.
-VEDA_RNG_FN float fma_rn(float a, float b, float c) {
+template <class T>
+VEDA_RNG_FN T fma_rn(T a, T b, T c) {
 #if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
+  if constexpr (sizeof(T) == 4) return __fmaf_rn(a, b, c);
+  else return __fma_rn(a, b, c);
 #else
   return std::fma(a, b, c);
 #endif
 }
-VEDA_RNG_FN double fma_rn(double a, double b, double c) {
+template <class T>
+VEDA_RNG_FN T mul_rn(T a, T b) {
 #if defined(__CUDA_ARCH__)
-  return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-VEDA_RNG_FN float mul_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
+  if constexpr (sizeof(T) == 4) return __fmul_rn(a, b);
+  else return __dmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-VEDA_RNG_FN double mul_rn(double a, double b) {
+template <class T>
+VEDA_RNG_FN T div_rn(T a, T b) {
 #if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-VEDA_RNG_FN float div_rn(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
+  if constexpr (sizeof(T) == 4) return __fdiv_rn(a, b);
+  else return __ddiv_rn(a, b);
 #else
   return a / b;
 #endif
 }
-VEDA_RNG_FN double div_rn(double a, double b) {
+template <class T>
+VEDA_RNG_FN T sqrt_rn(T a) {
 #if defined(__CUDA_ARCH__)
-  return __ddiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-VEDA_RNG_FN float sqrt_rn(float a) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
-VEDA_RNG_FN double sqrt_rn(double a) {
-#if defined(__CUDA_ARCH__)
-  return __dsqrt_rn(a);
+  if constexpr (sizeof(T) == 4) return __fsqrt_rn(a);
+  else return __dsqrt_rn(a);
 #else
   return std::sqrt(a);
 #endif
