@@ -246,7 +246,8 @@ TEST_CASE("a provisional cached profile is measured again in the background once
   veda::shutdown();
   poisoned.provisional = true;
   poisoned.calibration_note = "other processes used 60% of the CPUs";
-  poisoned.cpu.bw_one_gbps = poisoned.cpu.bw_all_gbps = 0.5;  // far below any real machine
+  // Far below any real machine, sanitized and loaded ones included (CI saw 0.32 GB/s under ASan).
+  poisoned.cpu.bw_one_gbps = poisoned.cpu.bw_all_gbps = 0.001;
   REQUIRE(save_profile(poisoned, path));
   // "Quiet" at once and retried quickly: the test checks the replacement, not the waiting.
   ProfileRefresh::Policy& policy = ProfileRefresh::policy();
@@ -261,12 +262,12 @@ TEST_CASE("a provisional cached profile is measured again in the background once
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(st.profile().source == "refreshed");
   CHECK_FALSE(st.profile().provisional);
-  CHECK(st.profile().cpu.bw_one_gbps > 0.5);
+  CHECK(st.profile().cpu.bw_one_gbps > 0.001);
   veda::shutdown();
   policy = saved;
   std::string why;
   const auto cached = load_profile(path, why);
   REQUIRE(cached);
   CHECK_FALSE(cached->provisional);
-  CHECK(cached->cpu.bw_all_gbps > 0.5);
+  CHECK(cached->cpu.bw_all_gbps > 0.001);
 }
