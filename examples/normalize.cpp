@@ -1,8 +1,9 @@
 // normalize: the VedaRT guide's example, (X - mean) / std per column, then
-// the Gram matrix Z Z^T, for 2000 samples of 256 features. Column means and
-// the broadcast back to every row are matrix products (with a ones vector),
-// the normalisation is one element-wise call, the Gram matrix a matmul with
-// B transposed; every step is placed by veda.
+// the Gram matrix Z Z^T, for 2000 samples of 256 features:
+//   normalized = (X - X.mean(axis=0)) / X.std(axis=0); G = normalized @ normalized.T
+// The column statistics are reductions along axis 0, the normalisation one
+// index-space kernel that broadcasts them along the rows, the Gram matrix a
+// matmul with B transposed; every step is placed by veda.
 #include <veda/veda.hpp>
 
 #include <chrono>
@@ -19,25 +20,15 @@ int main() {
     for (std::size_t j = 0; j < d; ++j)
       xs[i * d + j] = static_cast<float>(j) + std::sin(static_cast<float>(i * 31 + j)) * (1.0f + j % 7);
   const veda::Array<float> X(n, d, std::move(xs));
-  const veda::Array<float> ones_row(1, n, std::vector<float>(n, 1.0f / n));  // averages over samples
-  const veda::Array<float> ones_col(n, 1, std::vector<float>(n, 1.0f));     // broadcasts to every sample
-  auto square = veda::gpu(VEDA_LAMBDA((float x) noexcept, { return x * x; }), {.name = "square"});
-  auto stddev = veda::gpu(VEDA_LAMBDA((float ex2, float mean) noexcept, { return sqrtf(ex2 - mean * mean); }),
-                          {.name = "std"});
-  auto standardize =
-      veda::gpu(VEDA_LAMBDA((float x, float mean, float sd) noexcept, { return (x - mean) / sd; }), {.name = "z"});
 
-  veda::Array<float> Z, G;
+  veda::Array<float> Z(n, d), G;
   auto run = [&] {
-    const auto mean = veda::matmul(ones_row, X);                       // 1 x d
-    auto sq = square(X);
-    sq.reshape(n, d);
-    auto sd = stddev(veda::matmul(ones_row, sq), mean);                // d
-    sd.reshape(1, d);
-    const auto M = veda::matmul(ones_col, mean), S = veda::matmul(ones_col, sd);  // n x d each
-    Z = standardize(X, M, S);
-    Z.reshape(n, d);
-    G = veda::matmul(Z, Z, {.transpose_b = true});                     // n x n
+    const auto mean = veda::mean(X, 0), sd = veda::stddev(X, 0);  // [d] each
+    veda::parallel_for(veda::Extent<2>{n, d}, veda::read(X), veda::read(mean), veda::read(sd), veda::write(Z),
+                       VEDA_LAMBDA((std::size_t i, std::size_t j, veda::View<const float> x,
+                                    veda::View<const float> m, veda::View<const float> s, veda::View<float> z),
+                                   { z(i, j) = (x(i, j) - m[j]) / s[j]; }));
+    G = veda::matmul(Z, Z, {.transpose_b = true});  // n x n
   };
   for (int i = 0; i < 5; ++i) run();
   const auto t0 = std::chrono::steady_clock::now();

@@ -214,6 +214,12 @@ std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& r) {
     } else if (d == Device::Cpu && !r.cpu_ok) {
       e.eligible = false;
       e.note = r.cpu_note;
+    } else if (d == Device::Gpu && e.eligible && e.tier != Tier::CudaStreamed && r.device_need > r.device_room) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "needs %.0f MiB of device memory, %.0f MiB free", r.device_need / 1048576.0,
+                    r.device_room / 1048576.0);
+      e.eligible = false;
+      e.note = buf;
     }
   }
   return out;

@@ -49,6 +49,11 @@ struct CostRequest {
   bool tensor_cores = false;      // the GPU has them (compute capability >= 8.0)
   int threads = 1;
   double idle_us = 0;             // since the CPU workers last ran
+  // Device memory a GPU tier would allocate (operands to copy in, results),
+  // and what the device can still provide; a tier that does not fit is out,
+  // except cuda-streamed, which works in chunks.
+  std::size_t device_need = 0;
+  std::size_t device_room = static_cast<std::size_t>(-1);
   bool gpu_ok = false;            // a usable GPU and a call site that can use it
   std::string gpu_note;           // why not, when !gpu_ok
   std::string cpu_note;           // why CPU tiers are excluded (placement Gpu)

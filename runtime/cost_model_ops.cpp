@@ -63,6 +63,16 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
     tf32.note = r.double_precision ? "TF32 is for FP32" : !r.allow_tf32 ? "precision policy is Strict" : "no tensor cores (compute capability < 8.0)";
   }
   add(Tier::GpuCublasTf32, tf32);
+  // BF16 tensor cores: about twice TF32's rate (not calibrated: history corrects it).
+  Estimate bf16 = make_est(Tier::GpuCublasBf16, launch, in + outx,
+                           flops / (2 * p.gpu.sgemm_tf32_gflops * eg) * 1e-3 + epi_gpu);
+  if (r.double_precision || !r.allow_fp16 || !r.tensor_cores) {
+    bf16.eligible = false;
+    bf16.note = r.double_precision ? "BF16 tensor cores are for FP32 inputs"
+                : !r.allow_fp16    ? "precision policy does not allow FP16/BF16 (Precision::AllowFP16)"
+                                   : "no tensor cores (compute capability < 8.0)";
+  }
+  add(Tier::GpuCublasBf16, bf16);
   add(Tier::GpuUnfused, make_est(Tier::GpuUnfused, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));
   const double fused_rate = r.allow_tf32 && r.tensor_cores ? p.gpu.sgemm_tf32_gflops : p.gpu.sgemm_gflops;
   Estimate fused = make_est(Tier::GpuCublasLtFused, launch, in + outx, flops / (fused_rate * eg) * 1e-3);

@@ -49,6 +49,28 @@ std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDe
                                  std::max<std::size_t>(1, d.n / threads));
 }
 
+// Calls that move less are not checked against free device memory: the
+// check (cudaMemGetInfo) costs microseconds, and the pool's out-of-memory
+// retry and the CPU fallback cover them.
+constexpr std::size_t kRoomCheckBytes = std::size_t{64} << 20;
+
+// What the device can still provide: the driver's free memory plus what the
+// pool caches, within the pool's limit. Unknown (unbounded) if the device
+// cannot say.
+std::size_t device_room(RuntimeState& st) {
+  DeviceApi* dev = st.device();
+  if (!dev) return static_cast<std::size_t>(-1);
+  try {
+    const PoolStats s = dev->pool().stats();
+    std::size_t room = dev->memory_info().free + s.bytes_cached;
+    if (s.limit != 0 && s.limit != static_cast<std::size_t>(-1))
+      room = std::min(room, s.limit > s.bytes_in_use ? s.limit - s.bytes_in_use : 0);
+    return room;
+  } catch (const std::exception&) {
+    return static_cast<std::size_t>(-1);
+  }
+}
+
 CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlot& slot,
                          const CallDesc& d, const Resolved& r, const std::string& obstacle,
                          double idle_us) {
@@ -61,6 +83,7 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
   q.cpu_ns_per_elem = learned_ns_per_elem(st, slot);
   q.h2d_bytes = d.h2d_bytes;
   q.d2h_bytes = d.d2h_bytes;
+  q.device_need = d.h2d_bytes + d.d2h_bytes;
   q.cpu_d2h_bytes = d.cpu_d2h_bytes;
   q.host_pinned = d.host_pinned;
   q.threads = st.config.threads();
@@ -91,7 +114,9 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
     b.reset(st.generation);
     if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
   }
-  auto est = estimate(st.profile(), make_request(st, site, slot, d, r, obstacle, idle_us));
+  CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us);
+  if (q.gpu_ok && q.device_need >= kRoomCheckBytes) q.device_room = device_room(st);
+  auto est = estimate(st.profile(), q);
   const std::int64_t now = now_ns();
   const HistoryView hv = history_view(b, est, d.n, now);
   ChoiceContext ctx;

@@ -22,7 +22,7 @@ using detail::tier_bit;
 
 constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuTiled) | tier_bit(Tier::GpuCublas) |
-                                       tier_bit(Tier::GpuCublasTf32);
+                                       tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16);
 constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
 
@@ -82,6 +82,7 @@ void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b
 detail::cuda::GemmTier gpu_tier(Tier t) {
   return t == Tier::GpuTiled ? detail::cuda::GemmTier::Tiled
          : t == Tier::GpuCublasTf32 ? detail::cuda::GemmTier::CublasTf32
+         : t == Tier::GpuCublasBf16 ? detail::cuda::GemmTier::CublasBf16
                                     : detail::cuda::GemmTier::Cublas;
 }
 #endif

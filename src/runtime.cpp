@@ -237,6 +237,15 @@ MemoryStats Runtime::memory_stats() const {
   return m;
 }
 
+std::size_t Runtime::empty_cache() {
+  detail::DeviceApi* dev = state_->device();
+  const std::size_t freed = dev ? dev->pool().trim() : 0;
+  if (freed) detail::log().info("empty_cache: released {:.1f} MiB of cached device memory", freed / 1048576.0);
+  return freed;
+}
+
+std::size_t empty_cache() { return is_running() ? get_runtime().empty_cache() : 0; }
+
 std::string Runtime::describe() const {
   std::ostringstream os;
   const auto& c = cpu();

@@ -282,3 +282,60 @@ TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one si
   r.flops_per_elem = 0;
   CHECK(decide(small, r).tier != Tier::CoExec);
 }
+
+TEST_CASE("matmul's BF16 tensor-core tier: only for FP32 under Precision::AllowFP16, and then the fastest") {
+  const auto p = profile("profile_h100.json");
+  CostRequest r;
+  r.op = OpClass::Gemm;
+  r.tiers = tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) | tier_bit(Tier::GpuTiled) |
+            tier_bit(Tier::GpuCublas) | tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16);
+  r.m = r.k = r.cols = 8192;
+  r.n = r.m * r.k * r.cols;
+  r.threads = 2;
+  r.gpu_ok = true;
+  r.tensor_cores = true;
+  r.allow_tf32 = true;
+  ChoiceContext ctx;
+  ctx.all_on_device = true;
+  auto bf16 = [](const Choice& c) {
+    for (const auto& e : c.estimates)
+      if (e.tier == Tier::GpuCublasBf16) return e;
+    FAIL("no gpu-cublas-bf16 estimate");
+    return Estimate{};
+  };
+  const Choice tf32 = decide(p, r, ctx);
+  CHECK(tf32.tier == Tier::GpuCublasTf32);
+  CHECK_FALSE(bf16(tf32).eligible);
+  CHECK(has(bf16(tf32).note, "AllowFP16"));
+  r.allow_fp16 = true;
+  CHECK(decide(p, r, ctx).tier == Tier::GpuCublasBf16);
+  r.double_precision = true;
+  const Choice dbl = decide(p, r, ctx);
+  CHECK(dbl.tier == Tier::GpuCublas);
+  CHECK(has(bf16(dbl).note, "FP32"));
+  r.double_precision = false;
+  r.tensor_cores = false;
+  CHECK(has(bf16(decide(p, r, ctx)).note, "tensor cores"));
+}
+
+TEST_CASE("a call whose operands do not fit in free device memory is placed elsewhere before it runs") {
+  const auto p = profile("profile_h100.json");
+  // Compute-heavy enough that the GPU wins with the copies (as above).
+  CostRequest r = saxpy(std::size_t{1} << 26, true);
+  r.flops_per_elem = 2000;
+  r.device_need = r.h2d_bytes + r.d2h_bytes;  // 768 MiB
+  const Choice roomy = decide(p, r);
+  CHECK(tier_device(roomy.tier) == veda::Device::Gpu);
+  r.device_room = std::size_t{512} << 20;
+  const Choice tight = decide(p, r);
+  CHECK(tight.tier != Tier::Cuda);
+  bool streamed_eligible = false;
+  for (const auto& e : tight.estimates) {
+    if (e.tier == Tier::Cuda) {
+      CHECK_FALSE(e.eligible);
+      CHECK(has(e.note, "needs 768 MiB of device memory, 512 MiB free"));
+    }
+    if (e.tier == Tier::CudaStreamed) streamed_eligible = e.eligible;
+  }
+  CHECK(streamed_eligible);  // chunks need only staging-sized device buffers
+}

@@ -25,6 +25,8 @@ void veda_header_warnings() {
   std::vector<float> s = x;
   veda::sort(s);
   veda::Array<float> m(4, 4), t = veda::transpose(m), p = veda::matmul(m, t);
+  (void)veda::stddev(m, 0);
+  (void)veda::argmax(veda::Array<std::int32_t>(veda::Shape{2, 3}), -1);
   auto k = veda::gpu_kernel([](std::span<const float> in, std::span<float> out) { out[0] = in[0]; });
   k(x, y);
   veda::Array<float> b(4, 4);

@@ -36,15 +36,19 @@ veda::Array<T> matrix(std::size_t r, std::size_t c, unsigned seed) {
 // Tiers to compare against cpu-reference.
 std::vector<std::string> tiers(bool linear) {
   return linear ? veda_test::op_tiers({"cpu-blas", "cpu-tiled"}, {"gpu-unfused", "gpu-cublaslt-fused"})
-                : veda_test::op_tiers({"cpu-blas", "cpu-tiled"}, {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32"});
+                : veda_test::op_tiers({"cpu-blas", "cpu-tiled"},
+                                      {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32", "gpu-cublas-bf16"});
 }
 
 // Error bound for a k-term dot product of values below 2 in magnitude:
 // k * 4 * eps(T) relative to the largest possible |sum|, looser for TF32
-// (10-bit mantissa) when the precision policy allows it.
+// (10-bit mantissa) and BF16 (8-bit mantissa) inputs on tensor cores.
+// A forced tensor-core tier rounds its inputs whatever the precision policy;
+// on double operands it is plain cuBLAS.
 template <class T>
 double tolerance(std::size_t k, const std::string& tier) {
-  const double eps = tier.find("tf32") != std::string::npos || tier == "gpu-cublaslt-fused"
+  const double eps = tier == "gpu-cublas-bf16" ? std::ldexp(1.0, -7)
+                     : tier.find("tf32") != std::string::npos || tier == "gpu-cublaslt-fused"
                          ? std::ldexp(1.0, -10)
                          : std::numeric_limits<T>::epsilon();
   return 4.0 * eps * static_cast<double>(std::max<std::size_t>(k, 1)) * 4.0 + 1e-12;

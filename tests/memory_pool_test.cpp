@@ -2,6 +2,8 @@
 // coalescing, stream-ordered reuse, the limit, out-of-memory release-and-retry,
 // trim, exact stats, and concurrent use. Runs the pool's real code over an
 // upstream of host memory whose events and failures the test controls.
+// veda::empty_cache() gives the runtime pool's cached memory back, and only
+// that (on the asynchronous emulated device).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,8 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/host_device.hpp"
 #include "runtime/memory_pool.hpp"
+#include "runtime/runtime_state.hpp"
+#include "veda/array.hpp"
 #include "veda/error.hpp"
+#include "veda/runtime.hpp"
 
 using namespace veda::detail;
 
@@ -324,4 +330,39 @@ TEST_CASE("many threads allocating and freeing at once") {
   CHECK(s.cache_hits + s.cache_misses == s.allocations);
   pool.trim();
   CHECK(pool.stats().bytes_reserved == 0);
+}
+
+TEST_CASE("veda::empty_cache gives the runtime pool's cached device memory back, and only that") {
+  CHECK(veda::empty_cache() == 0);  // no runtime
+  veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
+  CHECK(veda::empty_cache() == 0);  // no device
+  auto owned = HostDevice::async(50, 3);
+  HostDevice& dev = *owned;
+  veda::get_runtime().state().install_device(std::move(owned));
+  auto on_device = [&](veda::Array<int>& a) {
+    void* s = dev.stream();
+    a.buffer()->device_read(dev, s);
+    a.buffer()->device_done(s);
+  };
+  std::vector<int> values(1 << 16);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int>(i * 7);
+  veda::Array<int> kept{std::vector<int>(values)};
+  on_device(kept);
+  {
+    veda::Array<int> dropped(std::size_t{4} << 20);  // 16 MiB: a chunk of its own
+    on_device(dropped);
+  }
+  const auto before = veda::get_runtime().memory_stats().devices.at(0);
+  REQUIRE(before.cached >= (std::size_t{16} << 20));
+  const std::size_t freed = veda::empty_cache();
+  CHECK(freed >= (std::size_t{16} << 20));
+  CHECK(freed <= before.cached);
+  const auto after = veda::get_runtime().memory_stats().devices.at(0);
+  CHECK(after.cached == before.cached - freed);
+  CHECK(after.used == before.used);  // the live Array keeps its device copy
+  kept.to_host();
+  CHECK(std::equal(values.begin(), values.end(), kept.host().begin()));
+  CHECK(veda::empty_cache() > 0);  // kept's device copy, cached once it went home
+  CHECK(veda::get_runtime().memory_stats().devices.at(0).cached == 0);
+  veda::shutdown();
 }

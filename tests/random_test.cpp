@@ -234,4 +234,10 @@ TEST_CASE("bad parameters are InvalidArgument before any work; the runtime stays
   CHECK_THROWS_AS(veda::random::uniform<double>(veda::Shape{std::size_t{1} << 62, 4}, 1), veda::InvalidArgument);
   veda::random::uniform_into(v, 1, 1.0f, 1.0f);  // low == high: a constant
   CHECK(v == std::vector<float>(5, 1.0f));
+  // An Array's element type alone sets T: integer bounds convert.
+  veda::Array<float> a(veda::Shape{3});
+  veda::random::uniform_into(a, 1, 2, 2);
+  CHECK(a.host()[2] == 2.0f);
+  veda::random::normal_into(a, 1, 3, 0);
+  CHECK(a.host()[0] == 3.0f);
 }

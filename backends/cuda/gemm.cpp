@@ -150,9 +150,14 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   const int m = static_cast<int>(s.n), n = static_cast<int>(s.m), k = static_cast<int>(s.k);
   const int lda = static_cast<int>(std::max<std::size_t>(s.ldb(), 1)), ldb = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
   const T alpha = static_cast<T>(s.alpha), beta = static_cast<T>(s.beta);
-  if constexpr (std::is_same_v<T, float>)
-    check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
-  else
+  if constexpr (std::is_same_v<T, float>) {
+    if (tier == GemmTier::CublasBf16)  // float in and out; the products on BF16 tensor cores, summed in FP32
+      check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, a, CUDA_R_32F, ldb, &beta, c,
+                              CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx (BF16 tensor cores)");
+    else
+      check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
+  } else
     check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasDgemm");
 }
 

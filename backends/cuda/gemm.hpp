@@ -11,7 +11,7 @@
 
 namespace veda::detail::cuda {
 
-enum class GemmTier { Tiled, Cublas, CublasTf32 };
+enum class GemmTier { Tiled, Cublas, CublasTf32, CublasBf16 };
 
 template <class T>
 void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream);

@@ -26,7 +26,8 @@ namespace veda {
 enum class Precision {
   Strict,     // FP32 math only (default)
   AllowTF32,  // tensor-core TF32 for FP32 GEMM (10-bit mantissa inputs)
-  AllowFP16,  // TF32, and FP16 inputs with FP32 accumulation
+  AllowFP16,  // TF32, and FP32 GEMM on BF16 tensor cores (8-bit mantissa inputs, FP32 sums:
+              // matmul's gpu-cublas-bf16 tier, sm_80+)
 };
 
 // How the machine profile is obtained at start-up.

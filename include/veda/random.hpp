@@ -125,7 +125,8 @@ Array<T> normal(std::size_t n, std::uint64_t seed, T mean = 0, T stddev = 1, con
 
 // Fill an existing Array (any shape) or contiguous range with the stream.
 template <Real T>
-void uniform_into(Array<T>& out, std::uint64_t seed, T low = 0, T high = 1, const Options& o = {}) {
+void uniform_into(Array<T>& out, std::uint64_t seed, std::type_identity_t<T> low = 0, std::type_identity_t<T> high = 1,
+                  const Options& o = {}) {
   detail::random_fill(out, detail::RandomDist::Uniform, seed, low, high, o);
 }
 template <detail::RandomRange R>
@@ -134,7 +135,8 @@ void uniform_into(R&& out, std::uint64_t seed, std::ranges::range_value_t<R> low
   detail::random_fill(out, detail::RandomDist::Uniform, seed, low, high, o);
 }
 template <Real T>
-void normal_into(Array<T>& out, std::uint64_t seed, T mean = 0, T stddev = 1, const Options& o = {}) {
+void normal_into(Array<T>& out, std::uint64_t seed, std::type_identity_t<T> mean = 0,
+                 std::type_identity_t<T> stddev = 1, const Options& o = {}) {
   detail::random_fill(out, detail::RandomDist::Normal, seed, mean, stddev, o);
 }
 template <detail::RandomRange R>

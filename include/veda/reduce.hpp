@@ -38,6 +38,9 @@
 #include "veda/detail/site_mode.hpp"
 #include "veda/runtime.hpp"
 
+#if VEDA_HAS_CUDA
+#include "veda/detail/gpu_bridge.hpp"
+#endif
 #if VEDA_GPU_SITE
 #include "veda/detail/pipeline_gpu.hpp"  // cub_op
 #endif
@@ -209,3 +212,5 @@ T reduce(const Range& r, T identity, Op op, const ReduceOptions& o = {}) {
 
 }  // namespace VEDA_TU_NS
 }  // namespace veda
+
+#include "veda/reduce_axis.hpp"  // the same reductions along one axis of an Array

@@ -36,6 +36,8 @@ class Runtime {
   bool gpu_usable() const noexcept { return gpu().usable; }
   // Device pool and pinned staging figures; see veda/memory_stats.hpp.
   MemoryStats memory_stats() const;
+  // See veda::empty_cache().
+  std::size_t empty_cache();
 
   // A multi-line, human-readable report: CPU, threads, each GPU or why none.
   std::string describe() const;
@@ -66,6 +68,13 @@ bool is_running() noexcept;
 // host waits by itself; this is for timing, and for handing device data to
 // other code. A no-op without a GPU or a running runtime.
 void synchronize();
+
+// Gives the device memory veda's pool holds for reuse (everything not in a
+// live allocation) back to the driver, once the GPU work that last used it
+// has finished, so that other libraries or processes can have it (as
+// torch.cuda.empty_cache() does). Returns the bytes released: 0 without a
+// GPU or a running runtime. Arrays resident on the device are not touched.
+std::size_t empty_cache();
 
 // Probes for a usable GPU under `config` (environment applied on top) without
 // starting a runtime. Never throws for a missing GPU; the status says why.

@@ -8,6 +8,8 @@
 namespace veda::detail {
 
 enum class ReduceKind : std::uint8_t { Sum, Min, Max };
+// The reductions along an axis (veda/reduce_axis.hpp).
+enum class AxisOp : std::uint8_t { Sum, Mean, Var, Stddev, Min, Max, ArgMin, ArgMax };
 enum class ScalarType : std::uint8_t { F32, F64, I32, I64, U32, U64, U8, Unsupported };
 
 template <class T>
@@ -27,6 +29,9 @@ constexpr ScalarType scalar_type_of() {
 template <class T>
 using sum_t = std::conditional_t<std::is_floating_point_v<T>, T,
                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+// The result type of mean, var and stddev: floats keep their type, integers give double.
+template <class T>
+using mean_t = std::conditional_t<std::is_floating_point_v<T>, T, double>;
 
 #if defined(__CUDACC__)
 #define VEDA_REDUCE_HD __host__ __device__

@@ -28,6 +28,8 @@ enum class Tier : std::uint8_t {
   GpuUnfused,
   // spmv
   GpuCusparse,
+  // matmul under Precision::AllowFP16
+  GpuCublasBf16,
   Count
 };
 
@@ -60,6 +62,7 @@ inline constexpr TierInfo kTierTable[kTierCount] = {
     {Tier::GpuCublasLtFused, "gpu-cublaslt-fused", Device::Gpu},
     {Tier::GpuUnfused, "gpu-unfused", Device::Gpu},
     {Tier::GpuCusparse, "gpu-cusparse", Device::Gpu},
+    {Tier::GpuCublasBf16, "gpu-cublas-bf16", Device::Gpu},
 };
 
 constexpr bool tier_table_ok() {
