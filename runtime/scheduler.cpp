@@ -62,10 +62,8 @@ std::size_t device_room(RuntimeState& st) {
   if (!dev) return static_cast<std::size_t>(-1);
   try {
     const PoolStats s = dev->pool().stats();
-    std::size_t room = dev->memory_info().free + s.bytes_cached;
-    if (s.limit != 0 && s.limit != static_cast<std::size_t>(-1))
-      room = std::min(room, s.limit > s.bytes_in_use ? s.limit - s.bytes_in_use : 0);
-    return room;
+    const std::size_t within_limit = s.limit > s.bytes_in_use ? s.limit - s.bytes_in_use : 0;
+    return std::min(dev->memory_info().free + s.bytes_cached, within_limit);
   } catch (const std::exception&) {
     return static_cast<std::size_t>(-1);
   }

@@ -125,53 +125,20 @@ void pass(CpuExecutor* par, AxisOp op, const T* in, R* out, const typename Op::C
   });
 }
 
-template <class T>
-void reduce_typed(CpuExecutor* par, AxisOp op, const T* in, void* out, std::size_t outer, std::size_t len,
-                  std::size_t inner, int ddof) {
-  using S = sum_t<T>;
-  using M = mean_t<T>;
-  switch (op) {
-    case AxisOp::Sum:
-      if (len == 0) std::fill_n(static_cast<S*>(out), outer * inner, S{0});
-      else pass<axis::Sum<T, S>>(par, op, in, static_cast<S*>(out), nullptr, outer, len, inner, ddof);
-      return;
-    case AxisOp::Mean:
-      pass<axis::Sum<T, M>>(par, op, in, static_cast<M*>(out), nullptr, outer, len, inner, ddof);
-      return;
-    case AxisOp::Var:
-    case AxisOp::Stddev: {  // the means first, into out; then the squared deviations from them
-      auto* m = static_cast<M*>(out);
-      pass<axis::Sum<T, M>>(par, AxisOp::Mean, in, m, nullptr, outer, len, inner, ddof);
-      pass<axis::SqDev<T, M>>(par, op, in, m, m, outer, len, inner, ddof);
-      return;
-    }
-    case AxisOp::Min:
-      pass<axis::Extreme<T, false>>(par, op, in, static_cast<T*>(out), nullptr, outer, len, inner, ddof);
-      return;
-    case AxisOp::Max:
-      pass<axis::Extreme<T, true>>(par, op, in, static_cast<T*>(out), nullptr, outer, len, inner, ddof);
-      return;
-    case AxisOp::ArgMin:
-      pass<axis::Arg<T, false>>(par, op, in, static_cast<std::int64_t*>(out), nullptr, outer, len, inner, ddof);
-      return;
-    case AxisOp::ArgMax:
-      pass<axis::Arg<T, true>>(par, op, in, static_cast<std::int64_t*>(out), nullptr, outer, len, inner, ddof);
-      return;
-  }
-}
 }  // namespace
 
 void reduce_axis(CpuExecutor* parallel, AxisOp op, ScalarType type, const void* in, void* out, std::size_t outer,
                  std::size_t len, std::size_t inner, int ddof) {
-  switch (type) {
-    case ScalarType::F32: return reduce_typed(parallel, op, static_cast<const float*>(in), out, outer, len, inner, ddof);
-    case ScalarType::F64: return reduce_typed(parallel, op, static_cast<const double*>(in), out, outer, len, inner, ddof);
-    case ScalarType::I32:
-      return reduce_typed(parallel, op, static_cast<const std::int32_t*>(in), out, outer, len, inner, ddof);
-    case ScalarType::I64:
-      return reduce_typed(parallel, op, static_cast<const std::int64_t*>(in), out, outer, len, inner, ddof);
-    default: break;
-  }
+  axis::with_type(type, [&]<class T>(T) {
+    using S = sum_t<T>;
+    if (op == AxisOp::Sum && len == 0) {
+      std::fill_n(static_cast<S*>(out), outer * inner, S{0});
+      return;
+    }
+    axis::for_each_pass<T>(op, out, [&]<class Op, class R>(AxisOp fin, R* o, const typename Op::Center* centers) {
+      pass<Op>(parallel, fin, static_cast<const T*>(in), o, centers, outer, len, inner, ddof);
+    });
+  });
 }
 
 }  // namespace veda::detail::cpu

@@ -121,40 +121,6 @@ void pass(AxisOp op, const T* in, R* out, const typename Op::Center* center, voi
   check(cudaGetLastError(), "veda: reduction along an axis (kernel launch)");
 }
 
-template <class T>
-void reduce_typed(AxisOp op, const T* in, void* out, void* temp, std::size_t outer, std::size_t len,
-                  std::size_t inner, int ddof, cudaStream_t s) {
-  using S = sum_t<T>;
-  using M = mean_t<T>;
-  switch (op) {
-    case AxisOp::Sum:
-      if (len == 0) check(cudaMemsetAsync(out, 0, outer * inner * sizeof(S), s), "veda: sum of an empty axis");
-      else pass<axis::Sum<T, S>>(op, in, static_cast<S*>(out), nullptr, temp, outer, len, inner, ddof, s);
-      return;
-    case AxisOp::Mean:
-      pass<axis::Sum<T, M>>(op, in, static_cast<M*>(out), nullptr, temp, outer, len, inner, ddof, s);
-      return;
-    case AxisOp::Var:
-    case AxisOp::Stddev: {  // the means first, into out; then the squared deviations from them
-      auto* m = static_cast<M*>(out);
-      pass<axis::Sum<T, M>>(AxisOp::Mean, in, m, nullptr, temp, outer, len, inner, ddof, s);
-      pass<axis::SqDev<T, M>>(op, in, m, m, temp, outer, len, inner, ddof, s);
-      return;
-    }
-    case AxisOp::Min:
-      pass<axis::Extreme<T, false>>(op, in, static_cast<T*>(out), nullptr, temp, outer, len, inner, ddof, s);
-      return;
-    case AxisOp::Max:
-      pass<axis::Extreme<T, true>>(op, in, static_cast<T*>(out), nullptr, temp, outer, len, inner, ddof, s);
-      return;
-    case AxisOp::ArgMin:
-      pass<axis::Arg<T, false>>(op, in, static_cast<std::int64_t*>(out), nullptr, temp, outer, len, inner, ddof, s);
-      return;
-    case AxisOp::ArgMax:
-      pass<axis::Arg<T, true>>(op, in, static_cast<std::int64_t*>(out), nullptr, temp, outer, len, inner, ddof, s);
-      return;
-  }
-}
 }  // namespace
 
 std::size_t reduce_axis_temp_bytes(std::size_t outer, std::size_t len, std::size_t inner) {
@@ -164,17 +130,16 @@ std::size_t reduce_axis_temp_bytes(std::size_t outer, std::size_t len, std::size
 void reduce_axis_device(AxisOp op, ScalarType type, const void* in, void* out, void* temp, std::size_t outer,
                         std::size_t len, std::size_t inner, int ddof, cudaStream_t s) {
   if (outer * inner == 0) return;
-  switch (type) {
-    case ScalarType::F32:
-      return reduce_typed(op, static_cast<const float*>(in), out, temp, outer, len, inner, ddof, s);
-    case ScalarType::F64:
-      return reduce_typed(op, static_cast<const double*>(in), out, temp, outer, len, inner, ddof, s);
-    case ScalarType::I32:
-      return reduce_typed(op, static_cast<const std::int32_t*>(in), out, temp, outer, len, inner, ddof, s);
-    case ScalarType::I64:
-      return reduce_typed(op, static_cast<const std::int64_t*>(in), out, temp, outer, len, inner, ddof, s);
-    default: break;
-  }
+  axis::with_type(type, [&]<class T>(T) {
+    using S = sum_t<T>;
+    if (op == AxisOp::Sum && len == 0) {
+      check(cudaMemsetAsync(out, 0, outer * inner * sizeof(S), s), "veda: sum of an empty axis");
+      return;
+    }
+    axis::for_each_pass<T>(op, out, [&]<class Op, class R>(AxisOp fin, R* o, const typename Op::Center* centers) {
+      pass<Op>(fin, static_cast<const T*>(in), o, centers, temp, outer, len, inner, ddof, s);
+    });
+  });
 }
 
 }  // namespace veda::detail::cuda

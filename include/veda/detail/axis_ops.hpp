@@ -113,4 +113,42 @@ VEDA_REDUCE_HD R finish(AxisOp op, const S& s, std::int64_t len, int ddof) {
   }
 }
 
+// Host side, for both backends: calls f(T{}) for the element type behind
+// `type` (one of the four the axis reductions take).
+template <class F>
+void with_type(ScalarType type, F&& f) {
+  switch (type) {
+    case ScalarType::F32: return f(float{});
+    case ScalarType::F64: return f(double{});
+    case ScalarType::I32: return f(std::int32_t{});
+    case ScalarType::I64: return f(std::int64_t{});
+    default: return;
+  }
+}
+
+// Runs `op` over elements of T into `out` as the backend's passes:
+// pass.template operator()<Policy>(finish_op, out_of_result_type, centers).
+// var and stddev are two: the means into out, then the squared deviations
+// from them (centers = out), finished as op.
+template <class T, class Pass>
+void for_each_pass(AxisOp op, void* out, Pass&& pass) {
+  using S = sum_t<T>;
+  using M = mean_t<T>;
+  auto* index = static_cast<std::int64_t*>(out);
+  switch (op) {
+    case AxisOp::Sum: return pass.template operator()<Sum<T, S>>(op, static_cast<S*>(out), nullptr);
+    case AxisOp::Mean: return pass.template operator()<Sum<T, M>>(op, static_cast<M*>(out), nullptr);
+    case AxisOp::Var:
+    case AxisOp::Stddev: {
+      auto* m = static_cast<M*>(out);
+      pass.template operator()<Sum<T, M>>(AxisOp::Mean, m, nullptr);
+      return pass.template operator()<SqDev<T, M>>(op, m, m);
+    }
+    case AxisOp::Min: return pass.template operator()<Extreme<T, false>>(op, static_cast<T*>(out), nullptr);
+    case AxisOp::Max: return pass.template operator()<Extreme<T, true>>(op, static_cast<T*>(out), nullptr);
+    case AxisOp::ArgMin: return pass.template operator()<Arg<T, false>>(op, index, nullptr);
+    case AxisOp::ArgMax: return pass.template operator()<Arg<T, true>>(op, index, nullptr);
+  }
+}
+
 }  // namespace veda::detail::axis
