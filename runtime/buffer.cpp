@@ -25,6 +25,11 @@ void retrying(Copy&& copy) {
 Buffer::Buffer(std::unique_ptr<HostStorage> host) : host_(std::move(host)), bytes_(host_->bytes) {}
 
 Buffer::~Buffer() {
+  {
+    std::lock_guard lock(mu_);
+    if (!tracked_by_ && !dev_) return;  // never on a device, or evicted already
+  }
+  std::shared_lock life(device_lifetime());  // the device stays until this returns
   DeviceApi* dev = nullptr;
   {
     std::lock_guard lock(mu_);

@@ -1,8 +1,11 @@
 #include "runtime/decision_log.hpp"
 
+#include <algorithm>
 #include <charconv>
-#include <sstream>
+#include <string_view>
+#include <system_error>
 
+#include "runtime/logging.hpp"
 #include "runtime/sites.hpp"
 #include "veda/error.hpp"
 
@@ -36,26 +39,60 @@ std::string unescape(const std::string& s) {
 }
 }  // namespace
 
-DecisionRecorder::DecisionRecorder(const std::string& path, const std::string& field) : out_(path) {
-  if (!out_) throw ConfigError(field, path, "cannot create the decision record");
-  out_ << kHeader << '\n';
-  out_.flush();
+DecisionRecorder::DecisionRecorder(const std::string& path, const std::string& field) : path_(path) {
+  std::string why;
+  if (!out_.open(path, why)) throw ConfigError(field, path, "cannot create the decision record: " + why);
+  if (!out_.write(kHeader) || !out_.write("\n") || !out_.flush())
+    throw ConfigError(field, path, "cannot write the decision record: " + out_.error());
+}
+
+DecisionRecorder::~DecisionRecorder() {
+  std::lock_guard lock(mu_);
+  if (!out_.close()) report_failure();
+}
+
+void DecisionRecorder::report_failure() {
+  if (reported_) return;
+  reported_ = true;
+  log().error("could not write the decision record to {}: {}; the record is incomplete", path_, out_.error());
 }
 
 void DecisionRecorder::add(const Site& site, std::size_t n, Tier tier) {
   std::lock_guard lock(mu_);
-  out_ << static_cast<int>(site.op()) << '\t' << n << '\t' << tier_name(tier) << '\t' << escape(site.name()) << '\n';
+  const std::string line = std::to_string(static_cast<int>(site.op())) + '\t' + std::to_string(n) + '\t' +
+                           tier_name(tier) + '\t' + escape(site.name()) + '\n';
+  bool ok = out_.write(line);
   ++count_;
-  if ((count_ & 1023) == 0) out_.flush();  // a crashed run still leaves most of its record
+  if (ok && (count_ & 1023) == 0) ok = out_.flush();  // a crashed run still leaves most of its record
+  if (!ok) report_failure();
 }
 
 DecisionReplay::DecisionReplay(const std::string& path, const std::string& field) : path_(path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(field, path, "cannot read the decision record");
+  const FileText f = read_file(path, kRecordMaxBytes);
+  if (!f.ok) throw ConfigError(field, path, "cannot read the decision record: " + f.error);
+  parse(f.text, field);
+}
+
+DecisionReplay::DecisionReplay(FromText, std::string_view text, const std::string& path, const std::string& field)
+    : path_(path) {
+  parse(text, field);
+}
+
+void DecisionReplay::parse(std::string_view text, const std::string& field) {
+  const std::string& path = path_;
+  std::size_t pos = 0;
+  // The next line without its '\n' (getline's rule: a last line needs none).
+  auto next_line = [&](std::string& line) {
+    if (pos >= text.size()) return false;
+    const std::size_t nl = std::min(text.find('\n', pos), text.size());
+    line.assign(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    return true;
+  };
   std::string line;
-  if (!std::getline(in, line) || line != kHeader)
+  if (!next_line(line) || line != kHeader)
     throw ConfigError(field, path, "not a veda decision record (the first line must be '" + std::string(kHeader) + "')");
-  for (std::size_t no = 2; std::getline(in, line); ++no) {
+  for (std::size_t no = 2; next_line(line); ++no) {
     auto bad = [&](const char* why) {
       throw ConfigError(field, path, "line " + std::to_string(no) + ": " + why + ": '" + line.substr(0, 80) + "'");
     };
@@ -68,9 +105,13 @@ DecisionReplay::DecisionReplay(const std::string& path, const std::string& field
     int op = -1;
     std::size_t n = 0;
     const char* b = line.data();
-    if (std::from_chars(b, b + t[0], op).ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Spmv))
+    const auto op_read = std::from_chars(b, b + t[0], op);
+    if (op_read.ec != std::errc() || op_read.ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Spmv))
       bad("bad op class");
-    if (std::from_chars(b + t[0] + 1, b + t[1], n).ptr != b + t[1] || t[1] == t[0] + 1) bad("bad size");
+    // .ec too: a size that overflows is an error, not 0.
+    const auto n_read = std::from_chars(b + t[0] + 1, b + t[1], n);
+    if (n_read.ec == std::errc::result_out_of_range) bad("size out of range");
+    if (n_read.ec != std::errc() || n_read.ptr != b + t[1] || t[1] == t[0] + 1) bad("bad size");
     Tier tier;
     try {
       tier = parse_tier(line.substr(t[1] + 1, t[2] - t[1] - 1));
@@ -96,6 +137,11 @@ Tier DecisionReplay::next(const Site& site, std::size_t n) {
   if (e.n != n)
     throw ReplayMismatch(where + ", call " + std::to_string(k) + ": the record has " + std::to_string(e.n) +
                          " elements, this call " + std::to_string(n));
+  // Checked here, not left to the forced-tier path (an InvalidArgument that
+  // would blame the caller): the record, not the call, is wrong.
+  if (!(site.tiers() & tier_bit(e.tier)))
+    throw ReplayMismatch(where + ", call " + std::to_string(k) + ": the record has tier '" + tier_name(e.tier) +
+                         "', which this site does not offer: it comes from another program");
   ++q.taken;
   return e.tier;
 }

@@ -11,21 +11,29 @@
 // call then runs on that tier as if forced (a GPU tier without a usable GPU
 // runs on the CPU and says so, as a forced one does). Per-site order is what
 // a program that calls a site from one thread at a time reproduces exactly.
-// A call whose site has no more recorded calls, or whose size differs from
-// the recorded one, throws veda::ReplayMismatch naming the site, the call's
-// position and both sizes: that file is from another program or input.
+// A call whose site has no more recorded calls, whose size differs from
+// the recorded one, or whose recorded tier the site does not offer, throws
+// veda::ReplayMismatch naming the site, the call's position and both sizes
+// (or the tier): that file is from another program or input.
+//
+// Files (runtime/file_io.hpp): the record is opened without following a
+// symbolic link and must be a regular file (a FIFO or device is a
+// ConfigError at start); a failed write (a full disk) is logged as an error
+// once, and at shutdown, so a truncated record is never silent. The replay
+// file must be a regular file of at most kRecordMaxBytes.
 //
 // Thread-safety: both classes lock internally; calls may come from any thread.
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "runtime/file_io.hpp"
 #include "veda/detail/dispatch.hpp"
 
 namespace veda::detail {
@@ -34,13 +42,19 @@ class Site;
 
 class DecisionRecorder {
  public:
-  // Creates (truncates) the file; ConfigError naming `field` if it cannot.
+  // Creates (truncates) the file; ConfigError naming `field` if it cannot,
+  // or if it is not a regular file.
   DecisionRecorder(const std::string& path, const std::string& field);
+  // Closes the file; logs an error if any write or the close failed.
+  ~DecisionRecorder();
   void add(const Site& site, std::size_t n, Tier tier);
 
  private:
+  void report_failure();  // once; the caller holds mu_
   std::mutex mu_;
-  std::ofstream out_;
+  std::string path_;
+  FileWriter out_;
+  bool reported_ = false;
   std::uint64_t count_ = 0;
 };
 
@@ -49,6 +63,9 @@ class DecisionReplay {
   // Reads the whole file; ConfigError naming `field` if it cannot be read or
   // is not a decision record (with the line at fault).
   DecisionReplay(const std::string& path, const std::string& field);
+  // Parses `text` as if read from `path` (the fuzz target's entry point).
+  struct FromText {};
+  DecisionReplay(FromText, std::string_view text, const std::string& path, const std::string& field);
   // The recorded tier of this call (ReplayMismatch if the file has none).
   Tier next(const Site& site, std::size_t n);
   // Recorded calls that this run has not made (yet).
@@ -63,6 +80,7 @@ class DecisionReplay {
     std::vector<Entry> calls;
     std::size_t taken = 0;
   };
+  void parse(std::string_view text, const std::string& field);
   mutable std::mutex mu_;
   std::string path_;
   std::map<std::pair<int, std::string>, Queue> sites_;  // (op class, name)

@@ -7,6 +7,11 @@
 
 namespace veda::detail {
 
+std::shared_mutex& device_lifetime() noexcept {
+  static std::shared_mutex m;
+  return m;
+}
+
 void DeviceApi::track(Buffer* b) {
   std::lock_guard lock(tracked_mu_);
   tracked_.insert(b);

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_set>
 
@@ -92,6 +93,12 @@ class DeviceApi {
   std::mutex tracked_mu_;
   std::unordered_set<Buffer*> tracked_;
 };
+
+// Held shared by a Buffer's destructor while it returns device memory (it is
+// no veda call, so shutdown() does not wait for it), and exclusively by
+// whoever evicts every buffer and destroys a device: a destructor racing
+// shutdown() frees its memory before the device goes, or finds it evicted.
+std::shared_mutex& device_lifetime() noexcept;
 
 // Counts one copy and traces it when telemetry is on; a no-op otherwise.
 class CopyTrace {

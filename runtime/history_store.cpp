@@ -1,11 +1,10 @@
 #include "runtime/history_store.hpp"
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "runtime/clock.hpp"
+#include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/profile.hpp"
 
@@ -24,12 +23,27 @@ bool valid(double us, double n) { return std::isfinite(us) && us > 0 && std::isf
 }  // namespace
 
 HistoryStore::HistoryStore(std::string path) : path_(std::move(path)) {
-  std::ifstream in(path_);
-  if (!in) return;
-  std::stringstream ss;
-  ss << in.rdbuf();
+  // The history lives in the profile cache, under the same rules: no cache
+  // directory, or one that is not private, means nothing kept.
+  const std::string dir = profile_cache_dir();
+  std::string why;
+  if (dir.empty()) {
+    log().info("no cache directory (neither XDG_CACHE_HOME nor HOME is set): learned history is not kept");
+    return;
+  }
+  const std::size_t slash = path_.rfind('/');
+  if (!ensure_private_dir(slash == std::string::npos ? std::string(".") : path_.substr(0, slash), why)) {
+    log().warn("learned history {} is not kept: its directory is not usable ({})", path_, why);
+    return;
+  }
+  enabled_ = true;
+  FileText f = read_file(path_, kHistoryMaxBytes, Owner::Me);
+  if (!f.ok) {
+    if (!f.missing) log().warn("learned history {} is unusable ({}); starting afresh", path_, f.error);
+    return;
+  }
   try {
-    const json j = json::parse(ss.str());
+    const json j = json::parse(f.text);
     if (j.at("format").get<int>() != kFormat) throw std::runtime_error("unknown format");
     for (const auto& [k, s] : j.at("slots").items()) {
       Slot& slot = slots_[k];
@@ -71,6 +85,7 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
 }
 
 bool HistoryStore::save(std::uint64_t generation) {
+  if (!enabled_) return true;  // said once at start: nothing to keep it in
   Site::for_each([&](Site& site) {
     site.for_each_slot([&](TypeSlot& slot) {
       Slot* stored = nullptr;
@@ -99,7 +114,8 @@ bool HistoryStore::save(std::uint64_t generation) {
         for (const auto& [us, n] : tiers[t])
           s["buckets"][std::to_string(index)][tier_name(static_cast<Tier>(t))].push_back({us, n});
   }
-  return write_file_atomically(path_, j.dump());
+  error_.clear();
+  return replace_file(path_, j.dump(), 0600, error_);
 }
 
 }  // namespace veda::detail

@@ -5,6 +5,10 @@
 // program's first call is placed from what earlier runs measured. Written
 // back at shutdown over what the file held (sites this run did not call keep
 // theirs). A file that cannot be read is ignored with a warning and replaced.
+// The file follows runtime/file_io.hpp's rules: read only if it is a regular
+// file of ours under kHistoryMaxBytes, in a private cache directory; with no
+// cache directory (profile_cache_dir() empty) or an unusable one nothing is
+// loaded or written.
 //
 // A site is found by its name, op class and element-type signature
 // (TypeKey's type name), so a rebuilt program keeps its history as long as
@@ -33,8 +37,11 @@ class HistoryStore {
   // samples (the caller holds b.mu), and the slot's per-element cost.
   void seed(const Site& site, TypeSlot& slot, BucketState& b) const;
   // Writes every bucket measured in runtime `generation`, merged over the
-  // loaded file; atomically (temporary file + rename). False on I/O failure.
+  // loaded file; atomically (temporary file + rename). False on I/O failure,
+  // with the reason in save_error(); true without writing when disabled.
   bool save(std::uint64_t generation);
+  const std::string& save_error() const noexcept { return error_; }
+  bool enabled() const noexcept { return enabled_; }
   std::size_t slots() const noexcept { return slots_.size(); }
 
  private:
@@ -45,6 +52,8 @@ class HistoryStore {
   };
   static std::string key(const Site& site, const TypeSlot& slot);
   std::string path_;
+  bool enabled_ = false;  // a private cache directory holds the file
+  std::string error_;
   std::map<std::string, Slot> slots_;
 };
 

@@ -39,6 +39,33 @@ std::string forced_text(Forced f, const std::string& obstacle) {
   return {};
 }
 
+void throw_bad_placement(Placement p, std::string_view name) {
+  throw InvalidArgument(std::string(name) + ": placement " + std::to_string(static_cast<int>(p)) +
+                        " is not a veda::Placement (Auto, Cpu or Gpu)");
+}
+
+void check_device_sign(int device, std::string_view name) {
+  if (device < -1)
+    throw InvalidArgument(std::string(name) + ": device " + std::to_string(device) +
+                          " is not a device index (-1 for the runtime's device, or 0, 1, ...)");
+}
+
+void check_device_index(Runtime& rt, int device, const std::string& name) {
+  if (device == -1) return;
+  check_device_sign(device, name);
+  const GpuStatus& g = rt.gpu();
+  if (g.usable) {
+    check_device_option(rt, device, name);  // as before: it must be the runtime's device
+    return;
+  }
+  // No usable GPU: the call runs on the CPU, so GPU 0 (what most code names)
+  // and any device that exists are fine; an index beyond them is a bug.
+  if (device == 0 || static_cast<std::size_t>(device) < g.devices.size()) return;
+  throw InvalidArgument(name + ": device " + std::to_string(device) + " requested, but this machine has " +
+                        std::to_string(g.devices.size()) + " GPU" + (g.devices.size() == 1 ? "" : "s") +
+                        " (no usable GPU: " + g.reason + ")");
+}
+
 bool forced_tier_usable(RuntimeState& st, Site& site, const CallDesc& d, const Resolved& r) {
   if (!(site.tiers() & tier_bit(d.forced_tier)))
     throw InvalidArgument("veda: '" + site.name() + "' has no tier '" + tier_name(d.forced_tier) + "'");

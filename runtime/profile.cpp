@@ -5,68 +5,110 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
+#include "runtime/file_io.hpp"
+
 namespace veda::detail {
 namespace {
 using nlohmann::json;
 
+// Physical bounds of a profile's figures: generous enough for any machine
+// from a laptop under a sanitizer to an H200 (and a few generations after),
+// so a figure outside is a corrupt or hand-made file whose decisions would
+// be absurd (1e-300 ns per element makes everything serial, and worse).
+// The same table is in docs/configuration.md.
+//
+//   figure                                  unit           lower     upper
+//   map_ns_per_elem                         ns / element   1e-4      1e6
+//   fma_gflops_per_thread                   GFLOP/s        1e-2      1e5
+//   bw_*_gbps, *2h*_gbps, device_bw_gbps    GB/s           1e-4      1e5
+//   tbb_static/auto/wake_us, launch_us      microseconds   1e-4      1e7
+//   tbb_idle_us (1e12: "never sleep")       microseconds   1e-4      1e12
+//   cpu sgemm/dgemm_gflops (0: unmeasured)  GFLOP/s        1e-2      1e6
+//   gpu *_gflops                            GFLOP/s        1e-2      1e8
+//   threads                                 count          1         65536
+//   calibration_seconds                     seconds        0         1e6
+struct Bounds {
+  double lo, hi;
+  const char* unit;
+};
+constexpr Bounds kNsPerElem{1e-4, 1e6, "ns per element"};
+constexpr Bounds kCoreGflops{1e-2, 1e5, "GFLOP/s"};
+constexpr Bounds kBandwidth{1e-4, 1e5, "GB/s"};
+constexpr Bounds kMicros{1e-4, 1e7, "us"};
+constexpr Bounds kIdleMicros{1e-4, 1e12, "us"};
+constexpr Bounds kCpuGemmGflops{1e-2, 1e6, "GFLOP/s"};
+constexpr Bounds kGpuGflops{1e-2, 1e8, "GFLOP/s"};
+constexpr int kMaxThreads = 65536;
+constexpr double kMaxCalibrationSeconds = 1e6;
+
 // The speed fields, listed once for both directions of the JSON mapping.
 template <class F>
 void for_each_cpu_field(CpuProfile& c, F&& f) {
-  f("map_ns_per_elem", c.map_ns_per_elem);
-  f("fma_gflops_per_thread", c.fma_gflops_per_thread);
-  f("bw_one_gbps", c.bw_one_gbps);
-  f("bw_all_gbps", c.bw_all_gbps);
-  f("tbb_static_us", c.tbb_static_us);
-  f("tbb_auto_us", c.tbb_auto_us);
-  f("tbb_wake_us", c.tbb_wake_us);
-  f("tbb_idle_us", c.tbb_idle_us);
+  f("map_ns_per_elem", c.map_ns_per_elem, kNsPerElem);
+  f("fma_gflops_per_thread", c.fma_gflops_per_thread, kCoreGflops);
+  f("bw_one_gbps", c.bw_one_gbps, kBandwidth);
+  f("bw_all_gbps", c.bw_all_gbps, kBandwidth);
+  f("tbb_static_us", c.tbb_static_us, kMicros);
+  f("tbb_auto_us", c.tbb_auto_us, kMicros);
+  f("tbb_wake_us", c.tbb_wake_us, kMicros);
+  f("tbb_idle_us", c.tbb_idle_us, kIdleMicros);
 }
 template <class F>
 void for_each_gpu_field(GpuProfile& g, F&& f) {
-  f("launch_us", g.launch_us);
-  f("h2d_pageable_gbps", g.h2d_pageable_gbps);
-  f("h2d_pinned_gbps", g.h2d_pinned_gbps);
-  f("d2h_pageable_gbps", g.d2h_pageable_gbps);
-  f("d2h_pinned_gbps", g.d2h_pinned_gbps);
-  f("h2d_staged_gbps", g.h2d_staged_gbps);
-  f("d2h_staged_gbps", g.d2h_staged_gbps);
-  f("device_bw_gbps", g.device_bw_gbps);
-  f("fp32_gflops", g.fp32_gflops);
-  f("sgemm_gflops", g.sgemm_gflops);
-  f("sgemm_tf32_gflops", g.sgemm_tf32_gflops);
-  f("hgemm_gflops", g.hgemm_gflops);
-  f("dgemm_gflops", g.dgemm_gflops);
+  f("launch_us", g.launch_us, kMicros);
+  f("h2d_pageable_gbps", g.h2d_pageable_gbps, kBandwidth);
+  f("h2d_pinned_gbps", g.h2d_pinned_gbps, kBandwidth);
+  f("d2h_pageable_gbps", g.d2h_pageable_gbps, kBandwidth);
+  f("d2h_pinned_gbps", g.d2h_pinned_gbps, kBandwidth);
+  f("h2d_staged_gbps", g.h2d_staged_gbps, kBandwidth);
+  f("d2h_staged_gbps", g.d2h_staged_gbps, kBandwidth);
+  f("device_bw_gbps", g.device_bw_gbps, kBandwidth);
+  f("fp32_gflops", g.fp32_gflops, kGpuGflops);
+  f("sgemm_gflops", g.sgemm_gflops, kGpuGflops);
+  f("sgemm_tf32_gflops", g.sgemm_tf32_gflops, kGpuGflops);
+  f("hgemm_gflops", g.hgemm_gflops, kGpuGflops);
+  f("dgemm_gflops", g.dgemm_gflops, kGpuGflops);
 }
 
-double positive(const json& j, const char* section, const char* name) {
-  if (!j.contains(name)) throw std::runtime_error(std::string(section) + "." + name + " is missing");
+std::string bounds_text(const Bounds& b) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "between %g and %g %s", b.lo, b.hi, b.unit);
+  return buf;
+}
+
+// A required figure within its bounds.
+double plausible(const json& j, const char* section, const char* name, const Bounds& b) {
+  const std::string field = std::string(section) + "." + name;
+  if (!j.contains(name)) throw std::runtime_error(field + " is missing");
   const json& v = j.at(name);
-  if (!v.is_number()) throw std::runtime_error(std::string(section) + "." + name + " is not a number");
+  if (!v.is_number()) throw std::runtime_error(field + " is not a number");
   const double d = v.get<double>();
-  if (!std::isfinite(d) || d <= 0)
-    throw std::runtime_error(std::string(section) + "." + name + " must be a positive finite number");
+  if (!std::isfinite(d) || d < b.lo || d > b.hi)
+    throw std::runtime_error(field + " must be a positive number " + bounds_text(b) +
+                             " (a plausible rate for any machine)");
   return d;
 }
 
-double non_negative(const json& j, const char* name) {
+// An optional figure: 0 (or absent) means "not measured", else within bounds.
+double plausible_or_zero(const json& j, const char* name, const Bounds& b) {
   if (!j.contains(name)) return 0;
   const double d = j.at(name).is_number() ? j.at(name).get<double>() : -1;
-  if (!std::isfinite(d) || d < 0) throw std::runtime_error(std::string("cpu.") + name + " must be >= 0");
+  if (d == 0) return 0;
+  if (!std::isfinite(d) || d < b.lo || d > b.hi)
+    throw std::runtime_error(std::string("cpu.") + name + " must be 0 (not measured) or " + bounds_text(b));
   return d;
 }
 }  // namespace
 
 std::string MachineProfile::key() const {
   std::ostringstream os;
-  os << host << '|' << cpu_model << '|' << threads << '|' << gpu_uuid << '|' << driver_version << '|'
-     << veda_version << '|' << kFormat;
+  os << host << '|' << cpu_model << '|' << cpu_features << '|' << threads << '|' << gpu_uuid << '|'
+     << driver_version << '|' << veda_version << '|' << kFormat;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%016zx", std::hash<std::string>{}(os.str()));
   return buf;
@@ -77,6 +119,7 @@ std::string MachineProfile::to_json() const {
   j["format"] = kFormat;
   j["host"] = host;
   j["cpu_model"] = cpu_model;
+  j["cpu_features"] = cpu_features;
   j["threads"] = threads;
   j["gpu_uuid"] = gpu_uuid;
   j["driver_version"] = driver_version;
@@ -85,7 +128,7 @@ std::string MachineProfile::to_json() const {
   j["provisional"] = provisional;
   j["calibration_note"] = calibration_note;
   CpuProfile c = cpu;
-  for_each_cpu_field(c, [&](const char* n, double& v) { j["cpu"][n] = v; });
+  for_each_cpu_field(c, [&](const char* n, double& v, const Bounds&) { j["cpu"][n] = v; });
   j["cpu"]["sgemm_gflops"] = cpu.sgemm_gflops;
   j["cpu"]["dgemm_gflops"] = cpu.dgemm_gflops;
   j["cpu"]["blas_core"] = cpu.blas_core;
@@ -95,7 +138,7 @@ std::string MachineProfile::to_json() const {
     GpuProfile g = gpu;
     j["gpu"]["name"] = gpu.name;
     j["gpu"]["uuid"] = gpu.uuid;
-    for_each_gpu_field(g, [&](const char* n, double& v) { j["gpu"][n] = v; });
+    for_each_gpu_field(g, [&](const char* n, double& v, const Bounds&) { j["gpu"][n] = v; });
   }
   return j.dump(2);
 }
@@ -133,16 +176,26 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
   p.cpu_model = str("cpu_model");
   p.gpu_uuid = str("gpu_uuid");
   p.veda_version = str("veda_version");
-  p.threads = integer("threads", 1, 1 << 20, std::nullopt);
+  if (j.contains("cpu_features")) {  // absent in files from before it
+    if (!j["cpu_features"].is_string()) throw std::runtime_error("cpu_features must be a string");
+    p.cpu_features = j["cpu_features"].get<std::string>();
+  }
+  p.threads = integer("threads", 1, kMaxThreads, std::nullopt);
   p.driver_version = integer("driver_version", 0, 1 << 30, 0);
-  p.calibration_seconds = j.value("calibration_seconds", 0.0);
+  if (j.contains("calibration_seconds")) {
+    const json& v = j["calibration_seconds"];
+    const double d = v.is_number() ? v.get<double>() : -1;
+    if (!std::isfinite(d) || d < 0 || d > kMaxCalibrationSeconds)
+      throw std::runtime_error("calibration_seconds must be a number between 0 and 1e6");
+    p.calibration_seconds = d;
+  }
   if (j.contains("provisional") && !j["provisional"].is_boolean()) throw std::runtime_error("provisional must be true or false");
   p.provisional = j.value("provisional", false);
   p.calibration_note = j.value("calibration_note", std::string());
   if (!j.contains("cpu") || !j["cpu"].is_object()) throw std::runtime_error("cpu section is missing");
-  for_each_cpu_field(p.cpu, [&](const char* n, double& v) { v = positive(j["cpu"], "cpu", n); });
-  p.cpu.sgemm_gflops = non_negative(j["cpu"], "sgemm_gflops");
-  p.cpu.dgemm_gflops = non_negative(j["cpu"], "dgemm_gflops");
+  for_each_cpu_field(p.cpu, [&](const char* n, double& v, const Bounds& b) { v = plausible(j["cpu"], "cpu", n, b); });
+  p.cpu.sgemm_gflops = plausible_or_zero(j["cpu"], "sgemm_gflops", kCpuGemmGflops);
+  p.cpu.dgemm_gflops = plausible_or_zero(j["cpu"], "dgemm_gflops", kCpuGemmGflops);
   p.cpu.blas_core = j["cpu"].value("blas_core", std::string());
   p.cpu.blas_probe = j["cpu"].value("blas_probe", std::string());
   if (!j.contains("gpu") || !j["gpu"].is_object()) throw std::runtime_error("gpu section is missing");
@@ -150,16 +203,28 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
   if (p.gpu.present) {
     p.gpu.name = j["gpu"].value("name", std::string());
     p.gpu.uuid = j["gpu"].value("uuid", std::string());
-    for_each_gpu_field(p.gpu, [&](const char* n, double& v) { v = positive(j["gpu"], "gpu", n); });
+    for_each_gpu_field(p.gpu, [&](const char* n, double& v, const Bounds& b) { v = plausible(j["gpu"], "gpu", n, b); });
   }
   return p;
 }
 
-MachineProfile default_profile(const std::string& cpu_model, int threads, const GpuDeviceInfo* gpu,
-                               int driver_version) {
+std::string cpu_feature_text(const CpuInfo& cpu) {
+  std::string s;
+  auto add = [&](bool has, const char* name) {
+    if (has) s += (s.empty() ? "" : " ") + std::string(name);
+  };
+  add(cpu.avx2, "avx2");
+  add(cpu.fma, "fma");
+  add(cpu.avx512, "avx512");
+  add(cpu.avx512_bf16, "avx512_bf16");
+  return s;
+}
+
+MachineProfile default_profile(const CpuInfo& cpu, int threads, const GpuDeviceInfo* gpu, int driver_version) {
   MachineProfile p;
   p.host = host_name();
-  p.cpu_model = cpu_model;
+  p.cpu_model = cpu.model;
+  p.cpu_features = cpu_feature_text(cpu);
   p.threads = threads;
   p.driver_version = driver_version;
   p.veda_version = VEDA_VERSION;
@@ -197,41 +262,30 @@ std::string host_name() {
 std::string profile_cache_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/veda";
   if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/veda";
-  return "/tmp/veda-cache";
+  return {};  // no shared fallback: see the header
 }
 
-std::optional<MachineProfile> load_profile(const std::string& path, std::string& why) {
-  std::ifstream in(path);
-  if (!in) {
-    why = "no file";
+std::optional<MachineProfile> load_profile(const std::string& path, std::string& why, Owner owner) {
+  FileText f = read_file(path, kProfileMaxBytes, owner);
+  if (!f.ok) {
+    why = f.missing ? "no file" : f.error;
     return std::nullopt;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
   try {
-    return MachineProfile::from_json(ss.str());
+    return MachineProfile::from_json(f.text);
   } catch (const std::exception& e) {
     why = e.what();
     return std::nullopt;
   }
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) return false;
-    out << text << "\n";
-    if (!out) return false;
-  }
-  fs::rename(tmp, path, ec);  // atomic: concurrent processes never see half a file
-  if (ec) fs::remove(tmp, ec);
-  return !ec;
+bool save_profile(const MachineProfile& p, const std::string& path, std::string* why, unsigned mode) {
+  std::string reason;
+  const std::size_t slash = path.rfind('/');
+  const bool ok = (slash == std::string::npos || slash == 0 || make_dirs(path.substr(0, slash), reason)) &&
+                  replace_file(path, p.to_json() + "\n", mode, reason);
+  if (!ok && why) *why = reason;
+  return ok;
 }
-
-bool save_profile(const MachineProfile& p, const std::string& path) { return write_file_atomically(path, p.to_json()); }
 
 }  // namespace veda::detail

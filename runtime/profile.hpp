@@ -1,7 +1,12 @@
 // MachineProfile: the measured (or analytic default) speeds the cost model
 // predicts with. Calibration fills it; it is cached as JSON under
-// $XDG_CACHE_HOME/veda (default ~/.cache/veda), keyed by host name, CPU
-// model, GPU UUID, driver and veda version, and reloaded next time.
+// $XDG_CACHE_HOME/veda (else ~/.cache/veda; with neither variable set there
+// is no cache), keyed by host name, CPU model and features, thread count, GPU
+// UUID, driver and veda version, and reloaded next time.
+//
+// A loaded profile is checked: every figure must be a physically plausible
+// rate (the bounds are one table in profile.cpp and docs/configuration.md),
+// so a corrupt or hand-made file cannot drive absurd decisions.
 //
 // Thread-safety: a value; the runtime holds an immutable copy.
 #pragma once
@@ -9,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "runtime/file_io.hpp"
 #include "veda/device.hpp"
 
 namespace veda::detail {
@@ -52,6 +58,9 @@ struct MachineProfile {
   // What the profile was measured on; a mismatch means "measure again".
   std::string host;
   std::string cpu_model;
+  // The SIMD features kernels are chosen by ("avx2 fma avx512 ..."): a VM
+  // moved to a host with fewer keeps its CPU model string but not these.
+  std::string cpu_features;
   int threads = 1;
   std::string gpu_uuid;       // empty without a GPU
   int driver_version = 0;
@@ -69,24 +78,32 @@ struct MachineProfile {
   std::string key() const;  // file-name-safe digest of the identifying fields
   std::string to_json() const;
   // Throws std::runtime_error naming what is wrong (syntax, missing field,
-  // a non-finite or non-positive speed, a wrong format version).
+  // a speed that is not a number within its physical bounds, a wrong format
+  // version).
   static MachineProfile from_json(const std::string& text);
 };
 
 // The documented analytic defaults (Config calibration Off), with GPU
 // figures derived from the device's datasheet properties when one is present.
-MachineProfile default_profile(const std::string& cpu_model, int threads, const GpuDeviceInfo* gpu,
-                               int driver_version);
+MachineProfile default_profile(const CpuInfo& cpu, int threads, const GpuDeviceInfo* gpu, int driver_version);
+// CpuInfo's features as MachineProfile::cpu_features spells them.
+std::string cpu_feature_text(const CpuInfo& cpu);
 
-std::string profile_cache_dir();  // $XDG_CACHE_HOME/veda or ~/.cache/veda
+// $XDG_CACHE_HOME/veda, else $HOME/.cache/veda; "" when neither is set: then
+// there is no disk cache (no shared fallback such as /tmp, where another user
+// could plant files). Callers check the directory with ensure_private_dir().
+std::string profile_cache_dir();
 std::string host_name();
 
-// Reads a profile file; nullopt (and `why`) if missing, corrupt or mismatched.
-std::optional<MachineProfile> load_profile(const std::string& path, std::string& why);
-// Writes atomically (temporary file + rename). Returns false on I/O failure.
-bool save_profile(const MachineProfile& p, const std::string& path);
-// The cache files' one writer: creates the directory, writes a temporary
-// file and renames it over `path`. False on I/O failure.
-bool write_file_atomically(const std::string& path, const std::string& text);
+// Reads a profile file (runtime/file_io.hpp's rules, at most kProfileMaxBytes);
+// nullopt and `why` if it is missing ("no file"), not a regular file, too
+// large, someone else's (with Owner::Me), corrupt or implausible.
+std::optional<MachineProfile> load_profile(const std::string& path, std::string& why, Owner owner = Owner::Anyone);
+// Writes `p` over `path` through a temporary (runtime/file_io.hpp:
+// replace_file), creating missing directories (0700). A symbolic link,
+// device node, FIFO, directory or another user's file at `path` is not
+// replaced. False, and `why` if given, on any failure.
+bool save_profile(const MachineProfile& p, const std::string& path, std::string* why = nullptr,
+                  unsigned mode = 0600);
 
 }  // namespace veda::detail

@@ -44,7 +44,10 @@ std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDe
   // Tasks of about 20 us: long enough to amortise stealing, short enough to balance.
   const double c = learned_ns_per_elem(st, slot);
   const double per = c > 0 ? c : st.profile().cpu.map_ns_per_elem;
-  const auto g = static_cast<std::size_t>(20000.0 / per);
+  // Clamped before the cast: a double beyond size_t's range (a tiny `per`)
+  // converts with undefined behaviour; NaN or a non-positive `per` gives 1.
+  const double raw = std::isfinite(per) && per > 0 ? 20000.0 / per : 1.0;
+  const auto g = static_cast<std::size_t>(std::isfinite(raw) ? std::clamp(raw, 1.0, 1e15) : 1e15);
   return std::clamp<std::size_t>(g, std::max<std::size_t>(1, d.n / (1024 * threads)),
                                  std::max<std::size_t>(1, d.n / threads));
 }

@@ -1,7 +1,9 @@
 #include "runtime/sites.hpp"
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
+
+#include "runtime/logging.hpp"
 
 namespace veda::detail {
 
@@ -105,11 +107,20 @@ TypeSlot& Site::slot(const TypeKey* key) {
 }
 
 namespace {
+struct SiteKeyHash {
+  std::size_t operator()(const std::pair<const void*, std::string>& k) const noexcept {
+    return std::hash<const void*>{}(k.first) * 31 + std::hash<std::string>{}(k.second);
+  }
+};
 // Sites outlive every runtime (last-decision records point at them), so the
-// registry is never destroyed.
+// registry is never destroyed. Names are meant to label call sites; a
+// program that makes one per call (say "layer-" + i) would grow it without
+// bound, so past kMaxSites every new name of a function or op shares one
+// overflow site (its history then mixes those names).
 struct Registry {
   std::mutex mu;
-  std::map<std::pair<const void*, std::string>, std::unique_ptr<Site>, std::less<>> sites;
+  std::unordered_map<std::pair<const void*, std::string>, std::unique_ptr<Site>, SiteKeyHash> sites;
+  std::unordered_map<const void*, std::unique_ptr<Site>> overflow;
 };
 Registry& registry() {
   static auto* r = new Registry;
@@ -121,8 +132,20 @@ Site* site_for(const void* identity, std::string_view name, OpClass op, std::uin
                const CostHint& hint) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  auto& s = r.sites[std::make_pair(identity, std::string(name))];
-  if (!s) s = std::make_unique<Site>(std::string(name), op, tiers, hint);
+  auto key = std::make_pair(identity, std::string(name));
+  if (auto it = r.sites.find(key); it != r.sites.end()) return it->second.get();
+  if (r.sites.size() >= kMaxSites) {
+    auto& s = r.overflow[identity];
+    if (!s) {
+      if (r.overflow.size() == 1)
+        log().warn("more than {} distinct call-site names: '{}' and later new names share one site per function "
+                   "(name call sites, not calls)", kMaxSites, name);
+      s = std::make_unique<Site>("(names past " + std::to_string(kMaxSites) + ")", op, tiers, hint);
+    }
+    return s.get();
+  }
+  auto& s = r.sites[std::move(key)];
+  s = std::make_unique<Site>(std::string(name), op, tiers, hint);
   return s.get();
 }
 
@@ -130,6 +153,7 @@ void Site::for_each(const std::function<void(Site&)>& f) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   for (auto& [key, site] : r.sites) f(*site);
+  for (auto& [key, site] : r.overflow) f(*site);
 }
 
 }  // namespace veda::detail

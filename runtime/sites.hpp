@@ -6,7 +6,9 @@
 // count, the cached decision for each placement mask, and the explanation of
 // the latest decision. Sites and buckets live for the whole process (they
 // are keyed by runtime generation, so a new runtime starts learning afresh),
-// which lets the thread's last-decision record hold plain pointers.
+// which lets the thread's last-decision record hold plain pointers. Their
+// number is bounded: past kMaxSites names, new names share a site per
+// function (site_for), so memory stays under about 30 MB however names are made.
 //
 // Thread-safety: Site::slot and TypeSlot::bucket may be called from any
 // thread (lock-free once created); a BucketState's history is guarded by its
@@ -24,6 +26,9 @@
 #include "veda/detail/dispatch.hpp"
 
 namespace veda::detail {
+
+// Distinct (function or op, name) sites kept; see site_for.
+inline constexpr std::size_t kMaxSites = 4096;
 
 // The last 16 measurements of one tier in one bucket.
 class TierSamples {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes veda's parsers with libFuzzer (clang from Debian): the environment
-# and Config parsing, and the machine-profile JSON loader (tests/fuzz/).
+# and Config parsing, the machine-profile JSON loader and its plausibility
+# bounds, and the VEDA_REPLAY decision-record parser (tests/fuzz/). Every
+# target is one tests/fuzz/<target>.cpp with a tests/fuzz/corpus/<target>/.
 #   scripts/fuzz.sh [seconds per target, default 60]
 # Builds build-fuzz/ with clang, ASan and UBSan, then runs each target from
 # its saved inputs (tests/fuzz/corpus/<target>/) for the given time. A crash
@@ -18,9 +20,13 @@ if [ ! -f "$dir/build.ninja" ]; then
     -DVEDA_FUZZ=ON -DVEDA_SANITIZE="address;undefined" -DVEDA_BUILD_BENCH=OFF -DVEDA_BUILD_EXAMPLES=OFF \
     -DVEDA_BUILD_TOOLS=OFF
 fi
-veda_build "$dir" --target fuzz_config_env fuzz_profile_json
+# The targets are the corpus folders, so a new target is picked up here as
+# soon as it has one (tests/fuzz/CMakeLists.txt lists the same names).
+targets=()
+for d in "$VEDA_ROOT"/tests/fuzz/corpus/*/; do targets+=("$(basename "$d")"); done
+veda_build "$dir" --target "${targets[@]/#/fuzz_}"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-for target in config_env profile_json; do
+for target in "${targets[@]}"; do
   work="$dir/corpus-$target"
   mkdir -p "$work"
   echo "== fuzz_$target for ${seconds}s"

@@ -1,6 +1,7 @@
 #include "src/calibration.hpp"
 
 #include "backends/cpu/cpu_calibration.hpp"
+#include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/machine_load.hpp"
 #include "veda/build_config.hpp"
@@ -13,7 +14,7 @@
 namespace veda::detail {
 namespace {
 bool same_machine(const MachineProfile& a, const MachineProfile& b) {
-  return a.host == b.host && a.cpu_model == b.cpu_model && a.threads == b.threads &&
+  return a.host == b.host && a.cpu_model == b.cpu_model && a.cpu_features == b.cpu_features && a.threads == b.threads &&
          a.gpu_uuid == b.gpu_uuid && a.driver_version == b.driver_version &&
          a.veda_version == b.veda_version && a.gpu.present == b.gpu.present;
 }
@@ -21,11 +22,12 @@ bool same_machine(const MachineProfile& a, const MachineProfile& b) {
 
 MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu) {
   const GpuDeviceInfo* dev = gpu.usable ? &gpu.devices[static_cast<std::size_t>(gpu.selected)] : nullptr;
-  return default_profile(cpu.model, c.threads(), dev, gpu.driver_version);
+  return default_profile(cpu, c.threads(), dev, gpu.driver_version);
 }
 
 std::string cache_path(const MachineProfile& id) {
-  return profile_cache_dir() + "/profile-" + id.key() + ".json";
+  const std::string dir = profile_cache_dir();
+  return dir.empty() ? dir : dir + "/profile-" + id.key() + ".json";
 }
 
 MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
@@ -80,9 +82,22 @@ MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStat
   const MachineProfile id = identity_profile(c, cpu, gpu);
   if (c.calibration() == CalibrationMode::Off) return id;
   const std::string path = cache_path(id);
+  // Without a private cache directory the profile is measured and not kept:
+  // a directory others can write to could serve a planted profile.
+  std::string dir_why;
+  if (path.empty()) {
+    log().info("no profile cache: neither XDG_CACHE_HOME nor HOME is set; "
+               "the machine profile is measured and not kept");
+    return measure_profile(c, cpu, gpu, exec, dev, progress);
+  }
+  if (!ensure_private_dir(profile_cache_dir(), dir_why)) {
+    log().warn("profile cache {} is not usable ({}); the machine profile is measured and not kept",
+               profile_cache_dir(), dir_why);
+    return measure_profile(c, cpu, gpu, exec, dev, progress);
+  }
   if (c.calibration() == CalibrationMode::Auto) {
     std::string why;
-    if (auto p = load_profile(path, why)) {
+    if (auto p = load_profile(path, why, Owner::Me)) {
       if (same_machine(*p, id)) {
         p->source = "cache";
         return *p;
@@ -93,7 +108,8 @@ MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStat
       log().warn("machine profile {} is unusable ({}); measuring a new one", path, why);
   }
   MachineProfile p = measure_profile(c, cpu, gpu, exec, dev, progress);
-  if (!save_profile(p, path)) log().warn("could not write the machine profile to {}", path);
+  std::string why;
+  if (!save_profile(p, path, &why)) log().warn("could not write the machine profile to {}: {}", path, why);
   return p;
 }
 

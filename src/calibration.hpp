@@ -7,6 +7,12 @@
 // Config::profile() (VEDA_PROFILE) names a file to use instead; a bad one is
 // a ConfigError. Measuring takes under 2 s on the CPU (5 s with a GPU).
 //
+// The cache (profile_cache_dir()) is used only if it is private
+// (ensure_private_dir: ours, 0700-like, not a symbolic link) and its files
+// only if they are regular files of ours; with no cache directory (neither
+// XDG_CACHE_HOME nor HOME set) or an unusable one, Auto and Force measure
+// and keep nothing, with an info (no directory) or warning (unusable) line.
+//
 // A busy machine: a measurement pass that other processes or the hypervisor
 // disturbed (runtime/machine_load.hpp) is repeated while kCalibrationBudgetS
 // lasts; if no pass was clean, the cleanest is kept and marked provisional,
@@ -39,6 +45,7 @@ MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuSta
 
 // The identity fields of this machine with analytic-default speeds.
 MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu);
+// The cache file of this identity; "" when there is no cache directory.
 std::string cache_path(const MachineProfile& identity);
 
 }  // namespace veda::detail

@@ -117,6 +117,11 @@ void validate(const Config& c) {
     if (!std::isfinite(f) || f <= 0.0 || f > 1.0)
       throw ConfigError("memory_pool_limit", lim.to_string(),
                         "a fraction must be in (0, 1]");
+    // Below 2^-64 a fraction is less than a byte of any device (totals are
+    // below 2^64): the 0-byte limit that a byte count of 0 is refused for.
+    if (f < 0x1p-64)
+      throw ConfigError("memory_pool_limit", lim.to_string(),
+                        "the fraction is so small that it is 0 bytes of any device's memory");
   } else if (lim.bytes_value() == 0) {
     throw ConfigError("memory_pool_limit", "0", "must be a positive byte count");
   }
@@ -192,5 +197,12 @@ std::string Config::to_string() const {
      << (replay_.empty() ? std::string() : " replay=" + replay_);
   return os.str();
 }
+
+namespace detail {
+Config with_threads(Config c, int threads) {
+  c.threads_ = threads;
+  return c;
+}
+}  // namespace detail
 
 }  // namespace veda

@@ -34,6 +34,7 @@ Site& op_site(const std::string& name, const char* default_name, OpClass op, std
 // The fields every op sets; the op adds its shape and operand residency.
 template <class Options>
 CallDesc op_desc(std::size_t n, std::size_t elem_bytes, const Options& o) {
+  check_placement(o.placement, o.name.empty() ? std::string_view("veda") : std::string_view(o.name));
   CallDesc d;
   d.type_key = &type_tag<Options>;  // one type per op site (its Tag names the element type)
   d.n = n;

@@ -4,6 +4,7 @@
 
 #include "backends/cpu/cpu_executor.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/machine_load.hpp"
 #include "runtime/runtime_state.hpp"
@@ -51,7 +52,11 @@ void ProfileRefresh::run() {
     }
     p.gpu = st_.profile().gpu;  // not measured again: see the header
     p.source = "refreshed";
-    if (!save_profile(p, cache_path(p))) log().warn("could not write the machine profile to {}", cache_path(p));
+    // Kept only where start-up would read it: a private cache directory.
+    std::string why;
+    if (const std::string path = cache_path(p);
+        !path.empty() && ensure_private_dir(profile_cache_dir(), why) && !save_profile(p, path, &why))
+      log().warn("could not write the machine profile to {}: {}", path, why);
     log().info("machine profile measured again on a quiet machine in {:.2f} s", p.calibration_seconds);
     st_.set_profile(std::move(p));
     return;

@@ -5,14 +5,23 @@
 // then waits for g_calls_in_flight to reach zero. Both use seq_cst, so either
 // the call sees g_running cleared (and backs out) or shutdown() sees the call
 // counted (and waits for it). The runtime is destroyed only after the wait.
+//
+// While shutdown() waits (g_draining set), a call on one of veda's oneTBB
+// workers is a chunk of a call in flight calling veda again: refusing it
+// would be fine, blocking it would deadlock (the outer call waits for the
+// chunk), so it runs on the draining runtime, counted. A worker's call may
+// have read g_draining just before shutdown() cleared it, so shutdown()
+// waits a second time after clearing it. Other threads' new calls are
+// refused at once.
 #include "veda/runtime.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <mutex>
 #include <sstream>
 #include <thread>
+
+#include <tbb/info.h>
 
 #include "backends/cpu/blas.hpp"
 #include "backends/cpu/cpu_info.hpp"
@@ -38,6 +47,7 @@ namespace detail {
 
 std::atomic<Runtime*> g_running{nullptr};
 std::atomic<long> g_calls_in_flight{0};
+std::atomic<Runtime*> g_draining{nullptr};  // the runtime shutdown() waits to destroy
 
 namespace {
 enum class Phase { NeverStarted, Running, ShutDown };
@@ -57,7 +67,24 @@ void shutdown_at_exit() noexcept {
 // Caller holds g_lifecycle.
 Runtime& start_locked(const Config& requested) {
   Config cfg = apply_environment(requested);  // may throw ConfigError: nothing started
-  g_runtime = std::make_unique<Runtime>(std::make_unique<RuntimeState>(cfg));
+  // Threads beyond the hardware threads only wait for a core (oneTBB starts
+  // no more workers than that anyway), and the cost model would count them.
+  // An explicit profile may model another machine (tests do): taken as given.
+  if (const int cores = tbb::info::default_concurrency(); cfg.threads() > cores && cfg.profile().empty()) {
+    configure_logging(cfg.log_level());
+    log().warn("{} threads asked for, {} hardware threads available to this process: veda uses {}", cfg.threads(),
+               cores, cores);
+    cfg = with_threads(cfg, cores);
+  }
+  try {
+    g_runtime = std::make_unique<Runtime>(std::make_unique<RuntimeState>(cfg));
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("veda::init: not enough memory to start the runtime");
+  } catch (const std::exception& e) {  // e.g. oneTBB cannot create its threads
+    throw Error(std::string("veda::init: could not start the runtime: ") + e.what());
+  }
   g_phase = Phase::Running;
   g_running.store(g_runtime.get(), std::memory_order_seq_cst);
   // A program that never calls shutdown() must not meet the device after the
@@ -77,10 +104,19 @@ Runtime& start_locked(const Config& requested) {
 }
 }  // namespace
 
+void wait_for_calls() {
+  while (g_calls_in_flight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+}
+
 Runtime& enter_runtime_slow() {
   // The scope is counted in g_calls_in_flight; a concurrent shutdown() waits for
-  // it, so it must not block on g_lifecycle while counted. Back out, start or
-  // find the runtime, and count again.
+  // it, so it must not block on g_lifecycle while counted.
+  if (Runtime* draining = g_draining.load(std::memory_order_seq_cst)) {
+    if (on_cpu_worker()) return *draining;  // still counted: shutdown() waits for it
+    g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+    throw_shut_down();
+  }
+  // Back out, start or find the runtime, and count again.
   g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);
   for (;;) {
     {
@@ -142,17 +178,21 @@ RuntimeState::RuntimeState(const Config& c)
 
 RuntimeState::~RuntimeState() {
   refresh.reset();  // first: it measures with the executor and writes the profile
-  if (history && !history->save(generation)) log().warn("could not write the learned history to {}", history->path());
+  if (history && !history->save(generation))
+    log().warn("could not write the learned history to {}: {}", history->path(), history->save_error());
   if (faults) set_fault_injector(nullptr);
   if (replay && replay->remaining())
     log().warn("veda replay ({}): {} recorded calls were not made by this run", config.replay(), replay->remaining());
   write_trace_if_asked();
-  if (device_) {
-    device_->telemetry = nullptr;
-    device_->evict_all();  // arrays keep their data on the host
+  {
+    std::unique_lock life(device_lifetime());  // Arrays being destroyed finish first
+    if (device_) {
+      device_->telemetry = nullptr;
+      device_->evict_all();  // arrays keep their data on the host
+    }
+    device_.reset();
   }
   // Workers report to the telemetry until the executor has gone.
-  device_.reset();
   cpu_executor.reset();
   telemetry.reset();
 }
@@ -164,6 +204,7 @@ void RuntimeState::set_profile(MachineProfile p) {
 }
 
 void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
+  std::unique_lock life(device_lifetime());
   if (device_) {
     device_->telemetry = nullptr;
     device_->evict_all();
@@ -188,9 +229,13 @@ void RuntimeState::write_trace_if_asked() noexcept {
   if (!telemetry || config.trace().empty()) return;
   try {
     if (device_) device_->flush_trace();
-    std::ofstream out(config.trace());
-    out << trace_json(*telemetry, device_ ? device_->name() : std::string());
-    if (!out) throw std::runtime_error("write failed");
+    // A regular file only (a FIFO would block shutdown), never through a
+    // symbolic link; every write and the close checked (a full disk).
+    FileWriter out;
+    std::string why;
+    if (!out.open(config.trace(), why)) throw std::runtime_error(why);
+    if (!out.write(trace_json(*telemetry, device_ ? device_->name() : std::string())) || !out.close())
+      throw std::runtime_error(out.error());
     log().info("trace written to {}", config.trace());
   } catch (const std::exception& e) {
     log().error("could not write the trace to {}: {}", config.trace(), e.what());
@@ -305,15 +350,19 @@ void synchronize() {
 }
 
 void shutdown() {
-  if (detail::t_call_depth > 0)
+  // A user function's thread (the caller's or a worker's): waiting here for
+  // the calls in flight would wait for itself.
+  if (detail::t_call_depth > 0 || detail::on_cpu_worker())
     throw Error("veda::shutdown called from inside a veda call");
   std::unique_ptr<Runtime> dying;
   {
     std::lock_guard lock(detail::g_lifecycle);
     if (detail::g_phase != detail::Phase::Running) return;
+    detail::g_draining.store(detail::g_runtime.get(), std::memory_order_seq_cst);
     detail::g_running.store(nullptr, std::memory_order_seq_cst);
-    while (detail::g_calls_in_flight.load(std::memory_order_seq_cst) != 0)
-      std::this_thread::yield();
+    detail::wait_for_calls();
+    detail::g_draining.store(nullptr, std::memory_order_seq_cst);
+    detail::wait_for_calls();
     detail::g_phase = detail::Phase::ShutDown;
     dying = std::move(detail::g_runtime);
   }
@@ -322,6 +371,13 @@ void shutdown() {
 
 Runtime& get_runtime() {
   if (Runtime* rt = detail::g_running.load(std::memory_order_acquire)) return *rt;
+  if (detail::t_call_depth > 0) return *detail::t_call_runtime;  // kept alive by the call
+  if (Runtime* draining = detail::g_draining.load(std::memory_order_seq_cst)) {
+    // A worker's chunk of a call in flight keeps it alive; blocking on the
+    // lock below would deadlock with shutdown(). Others: shut down.
+    if (detail::on_cpu_worker()) return *draining;
+    detail::throw_shut_down();
+  }
   std::lock_guard lock(detail::g_lifecycle);
   if (detail::g_phase == detail::Phase::ShutDown) detail::throw_shut_down();
   if (detail::g_phase == detail::Phase::NeverStarted) return detail::start_locked(Config::builder().build());

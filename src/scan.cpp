@@ -7,6 +7,7 @@
 #include "src/operands.hpp"
 #include "veda/detail/buffer.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/map_args.hpp"
 #include "veda/detail/reduce_kind.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/scan.hpp"
@@ -48,6 +49,9 @@ void scan_cpu(Runtime& rt, Tier tier, const T* in, T* out, std::size_t n, bool i
 template <class T>
 void scan_span(std::span<const T> in, std::span<T> out, bool inclusive, T init, const ScanOptions& o) {
   const char* op = inclusive ? "veda::inclusive_scan" : "veda::exclusive_scan";
+  check_placement(o.placement, op);
+  check_byte_count(op, "in", in.size(), sizeof(T));
+  check_byte_count(op, "out", out.size(), sizeof(T));
   if (out.size() != in.size())
     throw InvalidArgument(std::string(op) + ": out has " + std::to_string(out.size()) + " elements, in has " +
                           std::to_string(in.size()));
@@ -80,6 +84,7 @@ void scan_span(std::span<const T> in, std::span<T> out, bool inclusive, T init, 
 
 template <class T>
 Array<T> scan_array(const Array<T>& in, bool inclusive, T init, const ScanOptions& o) {
+  check_placement(o.placement, inclusive ? "veda::inclusive_scan" : "veda::exclusive_scan");
   CallScope scope;
   Runtime& rt = scope.runtime();
   CallDesc d = op_desc(in.size(), sizeof(T), o);

@@ -6,6 +6,7 @@
 #include "src/op_runner.hpp"
 #include "src/operands.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/map_args.hpp"
 #include "veda/detail/reduce_kind.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/sort.hpp"
@@ -56,6 +57,10 @@ void throw_sort_lengths(std::size_t keys, std::size_t values) {
 template <class K>
 void sort_span(std::span<K> keys, void* values, std::size_t value_bytes, const SortOptions& o) {
   const std::size_t n = keys.size();
+  const char* op = values ? "veda::sort_by_key" : "veda::sort";
+  check_placement(o.placement, op);
+  check_byte_count(op, "keys", n, sizeof(K));
+  if (values) check_byte_count(op, "values", n, value_bytes);
   const auto* kb = reinterpret_cast<const char*>(keys.data());
   const auto* vb = static_cast<const char*>(values);
   if (values && n && vb < kb + keys.size_bytes() && kb < vb + n * value_bytes)
@@ -89,6 +94,7 @@ void sort_span(std::span<K> keys, void* values, std::size_t value_bytes, const S
 template <class K>
 void sort_array(Array<K>& keys, Buffer* values, std::size_t value_bytes, const SortOptions& o) {
   const std::size_t n = keys.size();
+  check_placement(o.placement, values ? "veda::sort_by_key" : "veda::sort");
   if (values && values == keys.buffer())
     throw InvalidArgument("veda::sort_by_key: keys and values are the same Array");
   CallScope scope;

@@ -2,9 +2,8 @@
 // the running runtime (the export formats: runtime/telemetry_export.cpp).
 #include "veda/telemetry.hpp"
 
-#include <fstream>
-
 #include "runtime/fault_injection.hpp"
+#include "runtime/file_io.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/telemetry.hpp"
 #include "veda/detail/call_scope.hpp"
@@ -60,9 +59,12 @@ std::string chrome_trace() {
 
 void write_chrome_trace(const std::string& path) {
   const std::string text = chrome_trace();
-  std::ofstream f(path);
-  f << text;
-  if (!f) throw Error("veda::telemetry::write_chrome_trace: cannot write " + path);
+  // A regular file only, never through a symbolic link; every write checked.
+  detail::FileWriter f;
+  std::string why;
+  if (!f.open(path, why)) throw Error("veda::telemetry::write_chrome_trace: cannot write " + path + ": " + why);
+  if (!f.write(text) || !f.close())
+    throw Error("veda::telemetry::write_chrome_trace: cannot write " + path + ": " + f.error());
 }
 
 }  // namespace veda::telemetry

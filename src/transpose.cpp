@@ -6,6 +6,7 @@
 #include "src/op_runner.hpp"
 #include "src/operands.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/map_args.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/transpose.hpp"
 #endif
@@ -56,6 +57,9 @@ void check_scaling(bool floating, const TransposeOptions& o) {
 
 void transpose_bytes(const void* in, void* out, std::size_t in_elems, std::size_t out_elems, std::size_t rows,
                      std::size_t cols, std::size_t elem, bool floating, const TransposeOptions& o) {
+  check_placement(o.placement, "veda::transpose");
+  check_byte_count("veda::transpose", "in", in_elems, elem);
+  check_byte_count("veda::transpose", "out", out_elems, elem);
   check_scaling(floating, o);
   const std::size_t n = rows * cols;
   if ((cols != 0 && n / cols != rows) || in_elems != n || out_elems != n)
@@ -92,6 +96,7 @@ void transpose_bytes(const void* in, void* out, std::size_t in_elems, std::size_
 
 void transpose_buffers(Buffer* in, Buffer* out, std::size_t rows, std::size_t cols, std::size_t elem, bool floating,
                        const TransposeOptions& o) {
+  check_placement(o.placement, "veda::transpose");
   check_scaling(floating, o);
   CallScope scope;
   Runtime& rt = scope.runtime();

@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <limits>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -183,6 +185,29 @@ TEST_CASE("without a device, placement hints leave data on the host") {
   CHECK_FALSE(p.pinned_host());
   CHECK(p.to_vector() == std::vector<float>{0, 0, 0});
   veda::shutdown();
+}
+
+TEST_CASE("pinned(n) rejects an n whose byte count overflows, before allocating") {
+  // 2^61 + 4 doubles are 2^64 + 32 bytes: 32 once the multiplication wraps,
+  // and size() would then promise far more than was allocated.
+  const std::size_t wraps = (std::size_t{1} << 61) + 4;
+  for (bool running : {false, true}) {
+    CAPTURE(running);
+    if (running && !veda::is_running()) veda::init(veda::Config::builder().threads(2).build());
+    try {
+      auto a = Array<double>::pinned(wraps);
+      FAIL("no exception: size() " << a.size() << ", bytes() " << a.bytes());
+    } catch (const veda::InvalidArgument& e) {
+      CHECK(std::string(e.what()).find("overflows") != std::string::npos);  // Shape::checked_size's wording
+    }
+    CHECK_THROWS_AS(Array<float>::pinned(std::numeric_limits<std::size_t>::max()), veda::InvalidArgument);
+    auto ok = Array<double>::pinned(4);
+    CHECK(ok.size() == 4);
+    CHECK(ok.bytes() == 32);
+    CHECK(ok.to_vector() == std::vector<double>(4, 0.0));
+    CHECK(Array<double>::pinned(0).empty());
+  }
+  if (veda::is_running()) veda::shutdown();
 }
 
 TEST_CASE("residency transitions copy only when a side is stale") {

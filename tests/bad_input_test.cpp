@@ -8,12 +8,16 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "backends/cpu/blas.hpp"
 #include "veda/veda.hpp"
 
 namespace {
@@ -130,6 +134,174 @@ TEST_CASE("Arrays: overflowing shapes, bad reshapes, out-of-range indices") {
   a.reshape(2, 3);
   rejects<veda::InvalidArgument>([&] { (void)a.at(2, 0); }, "veda::Array");
   rejects<veda::InvalidArgument>([&] { veda::Array<float>(2, 2, std::vector<float>(5)); }, "[2, 2]");
+}
+
+TEST_CASE("wrapped calls: an output overlapping an input is rejected, unless it is that input (in place)") {
+  Running rt;
+  auto twice = veda::gpu([](float v) noexcept { return 2 * v; }, {.name = "twice"});
+  auto add = veda::gpu([](float a, float b) noexcept { return a + b; }, {.name = "overlap-add"});
+  std::vector<float> x(1000);
+  std::iota(x.begin(), x.end(), 0.0f);
+  const std::vector<float> before = x;
+  const std::vector<float> ones(999, 1.0f);
+  // The output shifted over its input, either way: tier- and timing-dependent results before.
+  rejects<veda::InvalidArgument>(
+      [&] { twice.into(std::span<float>(x.data() + 1, 999), std::span<const float>(x.data(), 999)); },
+      "overlaps argument 1");
+  rejects<veda::InvalidArgument>(
+      [&] { add.into(std::span<float>(x.data(), 999), std::span<const float>(ones), std::span<const float>(x.data() + 1, 999)); },
+      "overlaps argument 2");
+  // Same first element but another element size: not the same elements.
+  auto widen = veda::gpu([](float v) noexcept { return double(v); }, {.name = "widen"});
+  rejects<veda::InvalidArgument>(
+      [&] { widen.into(std::span<double>(reinterpret_cast<double*>(x.data()), 400), std::span<const float>(x.data(), 400)); },
+      "overlaps argument 1");
+  CHECK(x == before);
+  // An Array output and a span over its host copy: writes would bypass its residency.
+  veda::Array<float> arr{std::vector<float>(before)};
+  rejects<veda::InvalidArgument>([&] { twice.into(arr, arr.chost()); }, "overlaps argument 1");
+  CHECK(arr.to_vector() == before);
+  // The input itself as the output is an update in place, on every CPU tier.
+  for (const char* tier : {"serial", "tbb-static", "tbb-auto"}) {
+    CAPTURE(tier);
+    auto f = veda::gpu([](float v) noexcept { return 2 * v; }, {.name = std::string("in-place-") + tier, .tier = tier});
+    std::vector<float> y(std::size_t{1} << 16);
+    std::iota(y.begin(), y.end(), 0.0f);
+    const std::vector<float> y0 = y;
+    f.into(std::span<float>(y), std::span<const float>(y));
+    bool ok = true;
+    for (std::size_t i = 0; i < y.size(); ++i) ok &= y[i] == 2 * y0[i];
+    CHECK(ok);
+    f.into(y, y);  // the same std::vector
+    for (std::size_t i = 0; i < y.size(); ++i) ok &= y[i] == 4 * y0[i];
+    CHECK(ok);
+    veda::Array<float> a{std::vector<float>(y0)};
+    f.into(a, a);  // the same Array
+    const auto h = a.host();
+    for (std::size_t i = 0; i < h.size(); ++i) ok &= h[i] == 2 * y0[i];
+    CHECK(ok);
+  }
+}
+
+TEST_CASE("spans whose byte count overflows are rejected before any work") {
+  Running rt;
+  // Impossible spans: a valid pointer with a length whose bytes exceed
+  // size_t (never dereferenced). 2^61 doubles and 2^62 floats are 2^64 bytes.
+  const std::size_t d61 = std::size_t{1} << 61, f62 = std::size_t{1} << 62;
+  std::vector<double> din(8, 1.0), dout(8, -1.0);
+  std::vector<float> fin(8, 1.0f), out = sentinel(8), keys = sentinel(8);
+  std::vector<std::int32_t> vals(8, 7);
+  const std::span<const double> hd(din.data(), d61);
+  const std::span<double> hd_out(dout.data(), d61);
+  const std::span<const float> hf(fin.data(), f62);
+  const std::span<float> hf_out(out.data(), f62), hkeys(keys.data(), f62);
+  rejects<veda::InvalidArgument>([&] { veda::transpose(hd, hd_out, d61, 1); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { veda::inclusive_scan(hd, hd_out); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { veda::exclusive_scan(hf, hf_out); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { veda::sort(hkeys); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>(
+      [&] { veda::sort_by_key(hkeys, std::span<std::int32_t>(vals.data(), f62)); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { (void)veda::sum(hf); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { (void)veda::min(hd); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { (void)veda::max(hf); }, "overflows a byte count");
+  rejects<veda::InvalidArgument>([&] { (void)veda::reduce(hd, 0.0, std::plus<double>{}); }, "overflows a byte count");
+  auto id = veda::gpu([](float v) noexcept { return v; }, {.name = "ovf"});
+  rejects<veda::InvalidArgument>([&] { (void)id(hf); }, "argument 1");
+  rejects<veda::InvalidArgument>([&] { id.into(hf_out, hf); }, "overflows a byte count");
+  // 2^61 floats fit in a byte count, their 2^61 double results do not.
+  auto widen = veda::gpu([](float v) noexcept { return double(v); }, {.name = "ovf-widen"});
+  rejects<veda::InvalidArgument>([&] { (void)widen(std::span<const float>(fin.data(), d61)); }, "the result");
+  CHECK(untouched(out));
+  CHECK(untouched(keys));
+  CHECK(dout == std::vector<double>(8, -1.0));
+  CHECK(vals == std::vector<std::int32_t>(8, 7));
+  CHECK(veda::sum(fin) == 8.0f);  // still usable
+}
+
+TEST_CASE("options: an unknown placement or an impossible device index is InvalidArgument") {
+  Running rt;
+  const auto bad = static_cast<veda::Placement>(42);
+  std::vector<float> x(8, 1.0f), out = sentinel(8), keys = sentinel(8), t_out = sentinel(8);
+  veda::Array<float> arr(std::vector<float>(8, 1.0f));
+  const std::vector<std::function<void()>> calls = {
+      [&] { (void)veda::sum(x, {.placement = bad}); },
+      [&] { (void)veda::min(x, {.placement = bad}); },
+      [&] { (void)veda::max(arr, {.placement = bad}); },
+      [&] { (void)veda::reduce(x, 0.0f, std::plus<float>{}, {.placement = bad}); },
+      [&] { veda::inclusive_scan(x, out, {.placement = bad}); },
+      [&] { veda::exclusive_scan(x, out, 0.0f, {.placement = bad}); },
+      [&] { (void)veda::inclusive_scan(arr, {.placement = bad}); },
+      [&] { veda::sort(keys, {.placement = bad}); },
+      [&] { veda::sort(arr, {.placement = static_cast<veda::Placement>(-1)}); },
+      [&] { veda::transpose(x, t_out, 2, 4, {.placement = bad}); },
+      [&] { (void)veda::transpose(veda::Array<float>(2, 4), {.placement = bad}); },
+      [&] { (void)veda::gpu([](float v) noexcept { return v; }, {.placement = bad}); },
+  };
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CAPTURE(i);
+    rejects<veda::InvalidArgument>(calls[i], "placement");
+  }
+  CHECK(untouched(out));
+  CHECK(untouched(keys));
+  CHECK(untouched(t_out));
+  CHECK(arr.to_vector() == std::vector<float>(8, 1.0f));
+
+  // Below -1 is never a device; -1 and 0 always run (code written for GPU 0
+  // runs without a GPU); an index beyond the machine's devices is a bug.
+  auto id = [](int device) {
+    return veda::gpu([](float v) noexcept { return v + 1; }, {.device = device, .name = "device-option"});
+  };
+  rejects<veda::InvalidArgument>([&] { (void)id(-7); }, "device -7");
+  rejects<veda::InvalidArgument>([&] { (void)id(std::numeric_limits<int>::min()); }, "device");
+  auto far = id(1000);
+  rejects<veda::InvalidArgument>([&] { far.into(out, x); }, "device 1000");
+  CHECK(untouched(out));
+  CHECK(id(-1)(x) == std::vector<float>(8, 2.0f));
+  CHECK(id(0)(x) == std::vector<float>(8, 2.0f));
+}
+
+TEST_CASE("a machine profile's OpenBLAS kernel set is used only where this CPU can run it") {
+  using veda::detail::choose_coretype;
+  veda::CpuInfo amd;  // an AVX2 machine without AVX-512, like the red team's
+  amd.vendor = "AuthenticAMD";
+  amd.model = "AMD EPYC (test)";
+  amd.avx2 = amd.fma = true;
+  veda::CpuInfo intel = amd;
+  intel.vendor = "GenuineIntel";
+  veda::CpuInfo skx = intel;
+  skx.avx512 = true;
+  veda::CpuInfo cpx = skx;
+  cpx.avx512_bf16 = true;
+  const veda::CpuInfo old;  // no AVX2: veda cannot tell what it runs
+
+  // A profile from an AVX-512 machine: SkylakeX kernels would die with SIGILL here.
+  auto c = choose_coretype(amd, "SkylakeX");
+  CHECK(c.rejected);
+  CHECK(c.core == "Zen");
+  CHECK(c.origin.find("SkylakeX needs AVX-512") != std::string::npos);
+  CHECK(choose_coretype(intel, "SkylakeX").core == "Haswell");
+  CHECK(choose_coretype(intel, "Cooperlake").core == "Haswell");
+  CHECK(choose_coretype(skx, "Cooperlake").core == "SkylakeX");  // needs BF16 too
+  CHECK(choose_coretype(skx, "SapphireRapids").rejected);
+  CHECK(choose_coretype(old, "Haswell").core.empty());  // OpenBLAS's own choice
+  CHECK(choose_coretype(old, "Haswell").origin.find("chosen by OpenBLAS") == 0);
+  CHECK(choose_coretype(amd, "Bulldozer").rejected);  // unknown to veda: not trusted
+  CHECK(choose_coretype(amd, "NEOVERSEN1").rejected);
+  // What the CPU can run is taken as measured, in OpenBLAS's spelling.
+  for (const auto& [cpu, core] : {std::pair{skx, "SkylakeX"}, {skx, "Haswell"}, {cpx, "Cooperlake"},
+                                  {cpx, "SapphireRapids"}, {amd, "Haswell"}, {intel, "Zen"}}) {
+    CAPTURE(core);
+    const auto ok = choose_coretype(cpu, core);
+    CHECK_FALSE(ok.rejected);
+    CHECK(ok.core == core);
+  }
+  CHECK(choose_coretype(skx, "skylakex").core == "SkylakeX");
+  // Nothing measured: the choice from the CPU's features.
+  CHECK(choose_coretype(amd, "").core == "Zen");
+  CHECK_FALSE(choose_coretype(amd, "").rejected);
+  CHECK(choose_coretype(cpx, "").core == "Cooperlake");
+  CHECK(veda::detail::coretype_missing(amd, "SkylakeX") == "AVX-512");
+  CHECK(veda::detail::coretype_missing(skx, "SkylakeX").empty());
 }
 
 TEST_CASE("NaN and Inf flow through as IEEE arithmetic says") {

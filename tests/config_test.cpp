@@ -4,7 +4,9 @@
 #include <tbb/info.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 #include "veda/config.hpp"
 #include "veda/error.hpp"
@@ -117,6 +119,36 @@ TEST_CASE("memory_pool_limit validation") {
       CHECK(e.field() == "memory_pool_limit");
     }
   }
+}
+
+namespace {
+template <class B>
+concept TakesBoolPoolLimit = requires(B b) { b.memory_pool_limit(true); };
+template <class B>
+concept TakesPoolLimits = requires(B b) {
+  b.memory_pool_limit(1);
+  b.memory_pool_limit(std::size_t{1} << 30);
+  b.memory_pool_limit(0.5);
+  b.memory_pool_limit(0.5f);
+};
+}  // namespace
+
+TEST_CASE("memory_pool_limit: a bool is no limit, and no fraction is 0 bytes") {
+  // true would have become a 1-byte limit.
+  CHECK_FALSE(TakesBoolPoolLimit<Config::Builder>);
+  CHECK(TakesPoolLimits<Config::Builder>);
+  // A fraction below 2^-64 is 0 bytes of any device, like a 0-byte limit.
+  for (double tiny : {1e-300, 1e-20, std::numeric_limits<double>::denorm_min()}) {
+    CAPTURE(tiny);
+    auto e = config_error([&] { Config::builder().memory_pool_limit(tiny).build(); });
+    CHECK(e.field() == "memory_pool_limit");
+    CHECK(std::string(e.what()).find("0 bytes") != std::string::npos);
+  }
+  // Small but not absurd fractions are accepted, and resolve to at least a byte.
+  const auto lim = Config::builder().memory_pool_limit(1e-12).build().memory_pool_limit();
+  CHECK(lim.resolve(std::uint64_t{16} << 30) == 1);  // 0.017 bytes of 16 GiB
+  CHECK(veda::MemoryLimit::fraction(0.25).resolve(1000) == 250);
+  CHECK(veda::MemoryLimit::fraction(1.0).resolve(std::uint64_t{80} << 30) == std::uint64_t{80} << 30);
 }
 
 TEST_CASE("pinned_staging is 0 or at least 64 KiB") {

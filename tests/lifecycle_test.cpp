@@ -1,9 +1,12 @@
 // Contract: the runtime lifecycle. get_runtime() starts one runtime on first
 // use (once, even when many threads race); init() while running throws;
 // shutdown() waits for calls in flight; after shutdown() calls throw until
-// init() starts a fresh runtime; a bad environment starts nothing.
+// init() starts a fresh runtime; a bad environment starts nothing; calls
+// inside user functions, shutdown() inside them and Array destructors
+// racing shutdown() neither crash nor hang; call-site state is bounded.
 // Test cases run in file order: the first one needs a never-started process.
 #include <doctest/doctest.h>
+#include <tbb/info.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,9 +15,15 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/host_device.hpp"
 #include "runtime/runtime_state.hpp"
+#include "runtime/sites.hpp"
+#include "veda/array.hpp"
+#include "veda/decision.hpp"
 #include "veda/detail/call_scope.hpp"
 #include "veda/error.hpp"
+#include "veda/gpu.hpp"
+#include "veda/reduce.hpp"
 #include "veda/runtime.hpp"
 
 TEST_CASE("get_runtime() from many threads at once starts exactly one runtime") {
@@ -128,4 +137,170 @@ TEST_CASE("init/shutdown cycles racing calls never crash") {
   for (auto& t : callers) t.join();
   CHECK(ok.load() > 0);
   CHECK(veda::is_running());
+}
+
+// Issue 20, F1: a veda call inside a user function while another thread
+// shuts down. The caller's own nested calls run on the runtime its outer
+// call keeps alive; a worker's complete on it too or throw veda::Error; no
+// call crashes or hangs.
+namespace {
+// Runs f over 2048 elements on `tier` in a thread, and shuts down once a
+// user function has started; returns the results (empty if the call threw).
+template <class F>
+std::vector<float> call_racing_shutdown(const char* tier, F body, std::atomic<bool>& started) {
+  veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
+  auto f = veda::gpu(body, {.name = std::string("nested-") + tier, .tier = tier});
+  std::vector<float> x(2048, 1.0f), y;
+  std::atomic<bool> done{false};
+  std::thread caller([&] {
+    try {
+      y = f(x);
+    } catch (const veda::Error&) {
+    }
+    done = true;
+  });
+  while (!started.load() && !done.load()) std::this_thread::yield();
+  veda::shutdown();
+  caller.join();
+  return y;
+}
+}  // namespace
+
+TEST_CASE("a nested call racing shutdown on the caller's thread completes") {
+  veda::shutdown();
+  const std::vector<float> inner(64, 1.0f);
+  std::atomic<bool> started{false};
+  const auto y = call_racing_shutdown(
+      "serial",
+      [&](float v) {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        return v + veda::sum(inner);
+      },
+      started);
+  REQUIRE(y.size() == 2048);
+  for (float v : y) CHECK(v == 65.0f);
+  CHECK_FALSE(veda::is_running());
+  veda::init();
+}
+
+TEST_CASE("a nested call racing shutdown on a worker completes or throws veda::Error, never hangs") {
+  veda::shutdown();
+  const std::vector<float> inner(64, 1.0f);
+  std::atomic<bool> started{false};
+  std::atomic<long> refused{0};
+  const auto y = call_racing_shutdown(
+      "tbb-static",
+      [&](float v) {
+        started = true;
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        try {
+          return v + veda::sum(inner);
+        } catch (const veda::Error&) {
+          ++refused;
+          return -1.0f;
+        }
+      },
+      started);
+  REQUIRE(y.size() == 2048);
+  long wrong = 0;
+  for (float v : y) wrong += v != 65.0f && v != -1.0f;
+  CHECK(wrong == 0);
+  MESSAGE("nested calls refused: " << refused.load());
+  veda::init();
+}
+
+TEST_CASE("shutdown() from a user function on a worker throws instead of deadlocking") {
+  veda::shutdown();
+  veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
+  std::atomic<long> threw{0}, returned{0};
+  auto f = veda::gpu(
+      [&](float v) {
+        if (veda::detail::t_call_depth == 0) {  // a worker (the caller is inside the call)
+          try {
+            veda::shutdown();
+            ++returned;
+          } catch (const veda::Error&) {
+            ++threw;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(5));
+        return v;
+      },
+      {.name = "shutdown-inside", .tier = "tbb-static"});
+  std::vector<float> x(4096, 1.0f);
+  const auto y = f(x);
+  CHECK(y == x);
+  CHECK(returned.load() == 0);
+  MESSAGE("worker calls of shutdown(): " << threw.load() << " (0 when the caller ran every chunk)");
+  CHECK(veda::is_running());
+}
+
+// Issue 20, F2: destroying device-resident Arrays (not a veda call) while
+// shutdown() tears the device down. Before the fix the destructor freed
+// memory through the destroyed device (terminate, or a use-after-free).
+TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
+  auto start = [] {
+    veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
+    veda::get_runtime().state().install_device(std::make_unique<veda::detail::HostDevice>());
+  };
+  veda::shutdown();
+  start();
+  std::atomic<bool> stop{false};
+  std::atomic<long> placed{0}, bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      while (!stop.load()) {
+        std::vector<veda::Array<float>> v;
+        for (int i = 0; i < 16; ++i) {
+          v.emplace_back(std::vector<float>(256, static_cast<float>(i)));
+          try {
+            v.back().to_device();
+            ++placed;
+          } catch (const veda::Error&) {  // between runtimes
+          }
+        }
+        for (int i = 0; i < 16; ++i) bad += v[static_cast<std::size_t>(i)].host()[255] != static_cast<float>(i);
+      }  // destroyed here, maybe while shutdown() evicts and destroys the device
+    });
+  for (int cycle = 0; cycle < 200; ++cycle) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    veda::shutdown();
+    start();
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  CHECK(bad.load() == 0);
+  CHECK(placed.load() > 0);
+  veda::shutdown();
+  veda::init();
+}
+
+// Issue 20, F10: names are call-site labels; one per call must not grow
+// veda's state without bound.
+TEST_CASE("distinct call-site names past the limit share one site") {
+  const std::vector<float> x(16, 1.0f);
+  const std::size_t names = veda::detail::kMaxSites + 100;
+  for (std::size_t i = 0; i < names; ++i) CHECK(veda::sum(x, {.name = "bounded-" + std::to_string(i)}) == 16.0f);
+  std::size_t sites = 0;
+  veda::detail::Site::for_each([&](veda::detail::Site&) { ++sites; });
+  CHECK(sites <= veda::detail::kMaxSites + 64);  // + one overflow site per op
+  CHECK(veda::sum(x, {.name = "bounded-past-the-limit"}) == 16.0f);
+  CHECK(veda::last_decision().name.find("names past") != std::string::npos);
+}
+
+// Issue 20, F9: thread counts past the hardware threads cost 50 ms each at
+// start-up (the warm-up waited for chunks no thread could run); they are
+// capped, with a warning.
+TEST_CASE("threads above the hardware threads are capped") {
+  veda::shutdown();
+  veda::init(veda::Config::builder().threads(512).calibration(veda::CalibrationMode::Off).build());
+  const int cores = tbb::info::default_concurrency();
+  CHECK(veda::get_runtime().config().threads() == cores);
+  CHECK(veda::get_runtime().cpu().threads == cores);
+  const std::vector<float> x(100003, 1.0f);
+  CHECK(veda::sum(x, {.tier = "tbb-auto"}) == 100003.0f);
+  veda::shutdown();
+  veda::init();
 }

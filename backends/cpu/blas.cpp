@@ -1,9 +1,12 @@
 #include "backends/cpu/blas.hpp"
 
 #include <dlfcn.h>
+#include <strings.h>
 
 #include <cstdlib>
 #include <mutex>
+
+#include "runtime/logging.hpp"
 
 namespace veda::detail {
 
@@ -11,6 +14,68 @@ std::string preferred_coretype(const CpuInfo& cpu) {
   if (cpu.avx512) return cpu.avx512_bf16 ? "Cooperlake" : "SkylakeX";
   if (cpu.avx2 && cpu.fma) return cpu.vendor == "AuthenticAMD" ? "Zen" : "Haswell";
   return {};
+}
+
+namespace {
+// What each x86 kernel set needs, in CpuInfo's terms. The pre-AVX2 sets
+// need less than AVX2, but CpuInfo cannot tell an old CPU's SSE level, so
+// they are trusted only where AVX2 (which implies all of it) is present.
+// SapphireRapids's extras (AMX, AVX512-FP16) serve only bf16/fp16 GEMM,
+// which veda does not call; its sgemm/dgemm are the AVX-512 kernels.
+enum class Needs { Avx2, Avx2Fma, Avx512, Avx512Bf16 };
+struct KnownCore {
+  const char* name;
+  Needs needs;
+};
+constexpr KnownCore kKnownCores[] = {
+    {"SapphireRapids", Needs::Avx512Bf16}, {"Cooperlake", Needs::Avx512Bf16}, {"SkylakeX", Needs::Avx512},
+    {"Zen", Needs::Avx2Fma},              {"Haswell", Needs::Avx2Fma},       {"Sandybridge", Needs::Avx2},
+    {"Nehalem", Needs::Avx2},             {"Penryn", Needs::Avx2},           {"Core2", Needs::Avx2},
+    {"Prescott", Needs::Avx2},
+};
+
+const KnownCore* known_core(std::string_view core) {
+  for (const KnownCore& k : kKnownCores)
+    if (core.size() == std::char_traits<char>::length(k.name) &&
+        strncasecmp(core.data(), k.name, core.size()) == 0)  // OpenBLAS matches the name in any case
+      return &k;
+  return nullptr;
+}
+}  // namespace
+
+std::string coretype_missing(const CpuInfo& cpu, std::string_view core) {
+  const KnownCore* k = known_core(core);
+  if (!k) return "a kernel set veda does not know (so cannot check)";
+  switch (k->needs) {
+    case Needs::Avx2: return cpu.avx2 ? "" : "AVX2";
+    case Needs::Avx2Fma: return cpu.avx2 && cpu.fma ? "" : "AVX2 and FMA";
+    case Needs::Avx512: return cpu.avx512 ? "" : "AVX-512";
+    case Needs::Avx512Bf16: return cpu.avx512 && cpu.avx512_bf16 ? "" : "AVX-512 with BF16";
+  }
+  return "an unknown feature";
+}
+
+CoreChoice choose_coretype(const CpuInfo& cpu, const std::string& wanted) {
+  CoreChoice c;
+  std::string replaced;  // why `wanted` was not taken
+  if (!wanted.empty()) {
+    if (const std::string missing = coretype_missing(cpu, wanted); missing.empty()) {
+      c.core = known_core(wanted)->name;
+      c.origin = "OPENBLAS_CORETYPE=" + c.core + " set by veda (fastest when calibrating)";
+      return c;
+    } else {
+      c.rejected = true;
+      replaced = "the machine profile's " + wanted + " needs " + missing + ", which this CPU (" +
+                 (cpu.model.empty() ? std::string("unknown") : cpu.model) + ") lacks";
+    }
+  }
+  c.core = preferred_coretype(cpu);
+  if (!c.core.empty())
+    c.origin = "OPENBLAS_CORETYPE=" + c.core + " set by veda (from the CPU's features" +
+               (replaced.empty() ? std::string() : "; " + replaced) + ")";
+  else
+    c.origin = "chosen by OpenBLAS" + (replaced.empty() ? std::string() : " (" + replaced + ")");
+  return c;
 }
 
 namespace {
@@ -27,15 +92,14 @@ Blas load(const CpuInfo& cpu, const std::string& measured) {
   if (h) {
     b.origin = "chosen by OpenBLAS when the program loaded it";
   } else {
-    const std::string guess = preferred_coretype(cpu);
     if (const char* env = std::getenv("OPENBLAS_CORETYPE"); env && *env) {
-      b.origin = std::string("OPENBLAS_CORETYPE=") + env + " from the environment";
-    } else if (const std::string core = measured.empty() ? guess : measured; !core.empty()) {
-      setenv("OPENBLAS_CORETYPE", core.c_str(), 0);
-      b.origin = "OPENBLAS_CORETYPE=" + core + " set by veda (" +
-                 (measured.empty() ? "from the CPU's features" : "fastest when calibrating") + ")";
+      b.origin = std::string("OPENBLAS_CORETYPE=") + env + " from the environment";  // the user's choice
     } else {
-      b.origin = "chosen by OpenBLAS";
+      // The profile is trusted for speeds, not for what this CPU can execute.
+      const CoreChoice c = choose_coretype(cpu, measured);
+      if (c.rejected) log().warn("OpenBLAS kernels: {}", c.origin);
+      if (!c.core.empty()) setenv("OPENBLAS_CORETYPE", c.core.c_str(), 0);
+      b.origin = c.origin;
     }
     h = dlopen(b.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {

@@ -19,6 +19,10 @@
 
 namespace veda::detail {
 
+// A oneTBB worker takes an arena slot above the one reserved for the thread
+// that owns or entered the arena.
+bool on_cpu_worker() noexcept { return tbb::this_task_arena::current_thread_index() >= 1; }
+
 // Watches workers entering and leaving the arena veda's loops run in (the
 // starting thread's implicit arena, or veda's own): counts those inside and
 // stamps the last exit, in the runtime's WorkerActivity. With pinning on, it also pins each
@@ -99,17 +103,20 @@ CpuExecutor::~CpuExecutor() {
 }
 
 void CpuExecutor::warm_up() {
-  if (threads_ <= 1) return;
-  // Each of `threads_` chunks waits until all have started, which forces every
-  // worker to wake up and join; bounded so an oversubscribed machine cannot hang.
+  // Each chunk waits until all have started, which forces every worker to
+  // wake up and join; bounded so a busy machine cannot hang. Only as many
+  // chunks as can run at once: a chunk waiting for one that has no thread
+  // would wait out its bound (threads above the cores cost 50 ms each).
+  const int chunks = std::min(threads_, tbb::info::default_concurrency());
+  if (chunks <= 1) return;
   std::atomic<int> started{0};
   execute([&] {
     tbb::parallel_for(
-        tbb::blocked_range<int>(0, threads_, 1),
+        tbb::blocked_range<int>(0, chunks, 1),
         [&](const tbb::blocked_range<int>&) {
           started.fetch_add(1);
           const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-          while (started.load() < threads_ && std::chrono::steady_clock::now() < deadline)
+          while (started.load() < chunks && std::chrono::steady_clock::now() < deadline)
             std::this_thread::yield();
         },
         tbb::static_partitioner());

@@ -41,6 +41,13 @@ inline constexpr bool kTsanBuild = true;
 inline constexpr bool kTsanBuild = false;
 #endif
 
+// Whether the calling thread is a oneTBB worker (or an external thread in a
+// worker's slot of veda's arena, which is inside a call of its own). While
+// shutdown() drains, a worker outside any call of its own runs a chunk of a
+// call in flight: it must neither block on the lifecycle nor wait for the
+// calls in flight.
+bool on_cpu_worker() noexcept;
+
 class CpuExecutor {
  public:
   // `activity` is told when workers and parallel regions come and go; it

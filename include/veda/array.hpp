@@ -91,10 +91,12 @@ class Array {
 
   // Host memory that is page-locked when a GPU is usable (faster, asynchronous
   // transfers); ordinary memory otherwise. Zero-initialised.
+  // An n whose byte count overflows is InvalidArgument, as for Array(n).
   static Array pinned(std::size_t n) {
+    const std::size_t bytes = Shape{n}.checked_size(sizeof(T)) * sizeof(T);
     Array a;
-    auto storage = detail::make_pinned_storage(n * sizeof(T));
-    if (n) std::memset(storage->data, 0, n * sizeof(T));
+    auto storage = detail::make_pinned_storage(bytes);
+    if (n) std::memset(storage->data, 0, bytes);
     a.buf_ = std::make_unique<detail::Buffer>(std::move(storage));
     a.shape_ = Shape{n};
     return a;

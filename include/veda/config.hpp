@@ -21,6 +21,12 @@
 #include <string_view>
 
 namespace veda {
+class Config;
+namespace detail {
+// The runtime's copy of a Config with another thread count (src/runtime.cpp
+// caps it at the hardware threads).
+Config with_threads(Config c, int threads);
+}  // namespace detail
 
 // Which floating-point shortcuts kernel tiers may take.
 enum class Precision {
@@ -50,10 +56,13 @@ class MemoryLimit {
   bool is_fraction() const noexcept { return is_fraction_; }
   double fraction_value() const noexcept { return fraction_; }
   std::uint64_t bytes_value() const noexcept { return bytes_; }
-  // The limit in bytes for a device with `total` bytes.
+  // The limit in bytes for a device with `total` bytes. A fraction is at
+  // least 1 byte: a 0-byte limit is refused as a byte count, so a tiny
+  // fraction must not produce one either.
   std::uint64_t resolve(std::uint64_t total) const noexcept {
-    return is_fraction_ ? static_cast<std::uint64_t>(fraction_ * static_cast<double>(total))
-                        : bytes_;
+    if (!is_fraction_) return bytes_;
+    const auto b = static_cast<std::uint64_t>(fraction_ * static_cast<double>(total));
+    return b == 0 && fraction_ > 0 && total > 0 ? 1 : b;
   }
   std::string to_string() const;
   friend bool operator==(const MemoryLimit&, const MemoryLimit&) = default;
@@ -103,6 +112,7 @@ class Config {
 
  private:
   friend class Builder;
+  friend Config detail::with_threads(Config, int);
   friend Config apply_environment(const Config&,
                                   const std::function<std::optional<std::string>(std::string_view)>&);
   Config() = default;
@@ -128,8 +138,12 @@ class Config {
 class Config::Builder {
  public:
   Builder& gpu(bool enabled);
+  // 1 to 4096; the runtime caps it at the hardware threads available (with a
+  // warning) unless profile() models another machine.
   Builder& threads(int n);
   Builder& device(int index);
+  // A bool is neither a byte count nor a fraction (true would be 1 byte).
+  Builder& memory_pool_limit(bool) = delete;
   template <std::integral I>
   Builder& memory_pool_limit(I bytes) {
     if (bytes < 0) return invalid_pool_limit(std::to_string(bytes));
@@ -155,8 +169,11 @@ class Config::Builder {
   // program's first calls are then placed from earlier runs' measurements.
   Builder& learned_history(bool enabled);
   // Use this machine-profile JSON (as written by `veda calibrate`) instead of
-  // the cached or measured one; it is trusted as given, even from another
-  // machine (tests use synthetic profiles this way).
+  // the cached or measured one, also from another machine (tests use
+  // synthetic profiles this way). It must be a regular file of at most 4 MiB
+  // whose figures lie within physical bounds (docs/configuration.md), else
+  // init() throws ConfigError; an OpenBLAS kernel set this CPU cannot run is
+  // replaced by one it can.
   Builder& profile(std::string path);
   // Test hook: make the Nth device allocation, GPU launch or device copy
   // fail ("alloc:N,launch:M,copy:K", any subset), to exercise the recovery

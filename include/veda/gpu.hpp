@@ -12,7 +12,9 @@
 // - The result is a std::vector for host ranges, or a veda::Array left where
 //   it was computed when any argument is an Array. into(out, args...) writes
 //   in place into a caller-provided std::vector (resized), std::span or Array
-//   (same length); if f throws, the output holds unspecified values.
+//   (same length); if f throws, the output holds unspecified values. The
+//   output may be one of the inputs itself (an update in place) but must not
+//   otherwise overlap one (veda::InvalidArgument naming it).
 // - For each call veda predicts serial, oneTBB and (when the call site is
 //   compiled by nvcc against a CUDA-enabled veda, and a GPU is usable) CUDA
 //   candidates, including the transfers the operands' residency requires,
@@ -45,7 +47,8 @@ namespace veda {
 struct GpuOptions {
   Placement placement = Placement::Auto;
   bool strict = false;  // Placement::Gpu without a usable GPU throws DeviceError
-  int device = -1;      // -1: the runtime's device; otherwise it must match it
+  int device = -1;      // -1: the runtime's device; otherwise it must be that one
+                        // (without a usable GPU: 0, or a device that exists)
   CostHint cost{};      // per-element flops/bytes, if known
   std::string name = "veda::gpu";
   // Force a named tier, for benchmarks and debugging: veda::gpu takes "serial",
@@ -125,7 +128,7 @@ class GpuFunction {
  public:
   GpuFunction(F f, GpuOptions o)
       : f_(std::move(f)),
-        opt_(std::move(o)),
+        opt_(checked(std::move(o))),
         site_(detail::site_for(&typeid(F), opt_.name, detail::OpClass::Map, detail::kMapTiers, opt_.cost)),
         forced_(detail::parse_tier(opt_.tier)) {}
 
@@ -140,6 +143,7 @@ class GpuFunction {
     } else {
       static_assert(std::is_trivially_copyable_v<R>, "veda::gpu: the result type must be trivially copyable");
       const std::size_t n = detail::common_length(opt_.name, a...);
+      detail::check_byte_count(opt_.name, "the result", n, sizeof(R));
       if constexpr (detail::any_array_v<A...>) {
         auto out = Array<R>::from_storage(detail::make_host_storage(n * sizeof(R)), n);
         run<R>(nullptr, &out, n, a...);
@@ -161,6 +165,7 @@ class GpuFunction {
     using R = std::invoke_result_t<const F&, const detail::elem_t<A>&...>;
     static_assert(detail::any_range_v<A...>, "veda::gpu::into needs at least one range argument");
     const std::size_t n = detail::common_length(opt_.name, a...);
+    detail::check_byte_count(opt_.name, "the result", n, sizeof(R));
     using O = std::remove_cvref_t<Out>;
     constexpr auto kind = detail::arg_traits<O>::kind;
     static_assert(kind != detail::RangeKind::None, "veda::gpu::into: output must be a std::vector, std::span or veda::Array");
@@ -171,16 +176,24 @@ class GpuFunction {
       throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
                             " elements but the inputs have " + std::to_string(n));
     }
+    detail::check_output_overlap(opt_.name, out, a...);
     if constexpr (kind == detail::RangeKind::Array) run<R>(nullptr, &out, n, a...);
     else run<R>(out.data(), nullptr, n, a...);
   }
 
  private:
+  // The options that need no runtime, checked when the function is wrapped.
+  static GpuOptions checked(GpuOptions o) {
+    detail::check_placement(o.placement, o.name);
+    detail::check_device_sign(o.device, o.name);
+    return o;
+  }
+
   template <class R, class... A>
   void run(R* host_out, Array<R>* out_arr, std::size_t n, const A&... a) const {
     detail::CallScope scope;
     Runtime& rt = scope.runtime();
-    if (opt_.device >= 0) detail::check_device_option(rt, opt_.device, opt_.name);
+    if (opt_.device != -1) detail::check_device_index(rt, opt_.device, opt_.name);
     // Exactly one output: an Array, or host memory (whose pointer may be null when n == 0).
     const bool to_host = out_arr == nullptr;
     detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);

@@ -109,7 +109,8 @@ class GpuKernel {
   void operator()(A&&... a) const {
     detail::CallScope scope;
     Runtime& rt = scope.runtime();
-    if (opt_.device >= 0) detail::check_device_option(rt, opt_.device, opt_.name);
+    detail::check_placement(opt_.placement, opt_.name);
+    if (opt_.device != -1) detail::check_device_index(rt, opt_.device, opt_.name);
     const detail::CallDesc d = describe(a...);
     detail::Plan p = detail::begin_call(rt, *site_, d);
 #if VEDA_HAS_CUDA

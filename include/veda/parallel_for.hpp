@@ -67,7 +67,8 @@ namespace veda {
 struct ParallelOptions {
   Placement placement = Placement::Auto;
   bool strict = false;  // Placement::Gpu without a usable GPU throws DeviceError
-  int device = -1;      // -1: the runtime's device; otherwise it must match it
+  int device = -1;      // -1: the runtime's device; otherwise it must be that one
+                        // (without a usable GPU: 0, or a device that exists)
   CostHint cost{};      // per-index flops/bytes, if known
   std::string name;     // empty: "veda::parallel_for" / "veda::parallel_reduce"
   std::string tier;     // force "serial", "tbb-static", "tbb-auto" or "cuda" (benchmarks, debugging)
@@ -202,7 +203,8 @@ void mark_done(void* s, const U&... u) {
 // Both calls' start, after the checks: the device option, then the description.
 template <class F, std::size_t N, class... U>
 CallDesc describe_call(Runtime& rt, std::string_view name, const Box<N>& b, const ParallelOptions& o, const U&... u) {
-  if (o.device >= 0) check_device_option(rt, o.device, std::string(name));
+  check_placement(o.placement, name);
+  if (o.device != -1) check_device_index(rt, o.device, std::string(name));
   return describe_index<N, F>(b, o, u...);
 }
 

@@ -28,6 +28,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "veda/array.hpp"
 #include "veda/detail/call_scope.hpp"
@@ -170,11 +171,20 @@ template <class Range>
 void require_range() {
   static_assert(is_range_v<Range>, "veda reductions take a std::vector, std::span or veda::Array");
 }
+
+// Before any work: the placement option, and the range's byte count.
+template <class Range>
+void check_args(const Range& r, const ReduceOptions& o, const char* op) {
+  const std::string_view who = o.name.empty() ? std::string_view(op) : std::string_view(o.name);
+  check_placement(o.placement, who);
+  check_byte_count(who, "the range", r.size(), sizeof(elem_t<Range>));
+}
 }  // namespace reduce_detail
 
 template <class Range>
 auto sum(const Range& r, const ReduceOptions& o = {}) {
   reduce_detail::require_range<Range>();
+  reduce_detail::check_args(r, o, "veda::sum");
   using Acc = detail::sum_t<detail::elem_t<Range>>;
   return reduce_detail::reduce_dispatch<Acc>(r, Acc{0}, std::plus<Acc>{}, detail::ReduceKind::Sum, o,
                                              *detail::reduce_site<reduce_detail::SumTag>(o, "sum"));
@@ -183,6 +193,7 @@ auto sum(const Range& r, const ReduceOptions& o = {}) {
 template <class Range>
 auto min(const Range& r, const ReduceOptions& o = {}) {
   reduce_detail::require_range<Range>();
+  reduce_detail::check_args(r, o, "veda::min");
   using T = detail::elem_t<Range>;
   if (r.size() == 0) throw InvalidArgument("veda::min of an empty range");
   constexpr T id = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
@@ -194,6 +205,7 @@ auto min(const Range& r, const ReduceOptions& o = {}) {
 template <class Range>
 auto max(const Range& r, const ReduceOptions& o = {}) {
   reduce_detail::require_range<Range>();
+  reduce_detail::check_args(r, o, "veda::max");
   using T = detail::elem_t<Range>;
   if (r.size() == 0) throw InvalidArgument("veda::max of an empty range");
   constexpr T id = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
@@ -206,6 +218,7 @@ auto max(const Range& r, const ReduceOptions& o = {}) {
 template <class Range, class T, class Op>
 T reduce(const Range& r, T identity, Op op, const ReduceOptions& o = {}) {
   reduce_detail::require_range<Range>();
+  reduce_detail::check_args(r, o, "veda::reduce");
   return reduce_detail::reduce_dispatch<T>(r, identity, op, std::nullopt, o,
                                            *detail::reduce_site<std::pair<reduce_detail::ReduceTag, Op>>(o, "reduce"));
 }

@@ -21,7 +21,7 @@
 //   track per calling thread (each veda call a span, its decision in the
 //   span's arguments), one per oneTBB worker (when it was active), and on
 //   a GPU one per CUDA stream (each call's device work, and transfers). At
-//   most 2^18 spans are kept; the trace says how many were dropped.
+//   most 2^17 (131072) spans are kept; the trace says how many were dropped.
 // - VEDA_TRACE=file.json (or Config::trace) turns telemetry on and writes
 //   the trace when the runtime shuts down.
 //

@@ -9,11 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
 
+#include "runtime/file_io.hpp"
 #include "veda/veda.hpp"
 
 namespace veda::cli {
@@ -198,7 +198,13 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
   if (std::system("command -v gnuplot > /dev/null 2>&1") != 0)
     throw Error("veda bench --plot: gnuplot not found (Debian: apt-get install gnuplot-nox)");
   const std::string dir = png + ".data";
-  std::system(("mkdir -p '" + dir + "'").c_str());
+  std::string why;
+  if (!detail::make_dirs(dir, why)) throw Error("veda bench --plot: " + why);
+  // Data and script replace their files safely (runtime/file_io.hpp): never through a link.
+  auto write = [&](const std::string& file, const std::string& text) {
+    if (!detail::replace_file(file, text, 0666, why))
+      throw Error("veda bench --plot: cannot write " + file + ": " + why);
+  };
   std::map<std::string, std::vector<const Row*>> by_op;
   for (const auto& r : rows) by_op[r.op].push_back(&r);
   std::ostringstream gp;
@@ -206,7 +212,7 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
      << "set multiplot layout " << by_op.size() << ",2\nset logscale x\nset key outside right\nset grid\n";
   for (const auto& [op, rs] : by_op) {
     const std::string file = dir + "/" + op + ".dat";
-    std::ofstream f(file);
+    std::ostringstream f;
     std::vector<std::string> tiers;
     for (const auto& [tier, us] : rs.front()->forced) tiers.push_back(tier);
     f << "# n auto regret";
@@ -217,6 +223,7 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
       for (const auto& t : tiers) f << ' ' << (r->forced.count(t) ? r->forced.at(t) : NAN);
       f << '\n';
     }
+    write(file, f.str());
     gp << "set title '" << op << ": time per call'\nset logscale y\nset xlabel 'n'\nset ylabel 'us'\nplot '" << file
        << "' using 1:2 with linespoints lw 2 title 'auto'";
     for (std::size_t i = 0; i < tiers.size(); ++i)
@@ -226,7 +233,7 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
   }
   gp << "unset multiplot\n";
   const std::string script = dir + "/plot.gp";
-  std::ofstream(script) << gp.str();
+  write(script, gp.str());
   if (std::system(("gnuplot '" + script + "'").c_str()) != 0) throw Error("veda bench --plot: gnuplot failed");
   std::fprintf(stderr, "plot written to %s (data in %s)\n", png.c_str(), dir.c_str());
 }

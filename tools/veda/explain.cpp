@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "runtime/file_io.hpp"
 #include "tools/veda/commands.hpp"
 #include "veda/error.hpp"
 
@@ -53,10 +53,12 @@ std::string mib(std::uint64_t b) {
 }  // namespace
 
 int explain(const std::string& path) {
-  std::ifstream in(path);
+  // A regular file of bounded size: a FIFO or /dev/zero named here is an error, not a hang.
+  const detail::FileText f = detail::read_file(path, detail::kTraceMaxBytes);
+  if (!f.ok) throw InvalidArgument("veda explain: cannot read " + path + ": " + f.error);
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(f.text);
   } catch (const json::exception& e) {
     throw InvalidArgument("veda explain: " + path + " is not JSON: " + e.what());
   }

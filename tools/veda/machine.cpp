@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "src/calibration.hpp"
+#include "runtime/file_io.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/runtime_state.hpp"
 #include "tools/veda/commands.hpp"
@@ -15,8 +16,14 @@ int info() {
   std::printf("%s", rt.describe().c_str());
   const auto& p = rt.state().profile();
   std::printf("Profile: %s", p.source.c_str());
-  if (p.source == "calibrated" || p.source == "cache" || p.source == "refreshed")
-    std::printf(", %.2f s to measure, cached at %s", p.calibration_seconds, detail::cache_path(p).c_str());
+  if (p.source == "calibrated" || p.source == "cache" || p.source == "refreshed") {
+    const std::string cached = detail::cache_path(p);
+    std::printf(", %.2f s to measure, ", p.calibration_seconds);
+    if (cached.empty())
+      std::printf("not cached (no cache directory: neither XDG_CACHE_HOME nor HOME is set)");
+    else
+      std::printf("cached at %s", cached.c_str());
+  }
   if (p.provisional) std::printf("; provisional (%s): measured again when the machine is quiet", p.calibration_note.c_str());
   std::printf("\n");
   veda::shutdown();
@@ -24,6 +31,15 @@ int info() {
 }
 
 int calibrate(const std::string& output) {
+  // Where it goes is checked first: no measuring for nothing.
+  if (output.empty()) {
+    const std::string dir = detail::profile_cache_dir();
+    if (dir.empty())
+      throw Error("veda calibrate: no cache directory (neither XDG_CACHE_HOME nor HOME is set); use -o FILE");
+    std::string why;
+    if (!detail::ensure_private_dir(dir, why))
+      throw Error("veda calibrate: the cache " + dir + " is not usable: " + why);
+  }
   // Start without calibrating: the measurement below is the one written.
   veda::init(veda::Config::builder().calibration(veda::CalibrationMode::Off).build());
   auto& st = veda::get_runtime().state();
@@ -37,8 +53,12 @@ int calibrate(const std::string& output) {
       detail::measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, st.device(), progress);
   std::fprintf(stderr, "\n");
   const std::string path = output.empty() ? detail::cache_path(p) : output;
-  if (!detail::save_profile(p, path)) throw Error("veda calibrate: cannot write " + path);
+  // A symbolic link, device node, FIFO, directory or another user's file at
+  // `path` is refused, never replaced; -o files get the usual 0666 less umask.
+  std::string why;
+  const bool saved = detail::save_profile(p, path, &why, output.empty() ? 0600 : 0666);
   veda::shutdown();
+  if (!saved) throw Error("veda calibrate: cannot write " + path + ": " + why);
   std::printf("measured in %.2f s, written to %s\n", p.calibration_seconds, path.c_str());
   if (p.provisional)
     std::printf("provisional: %s; these figures are probably too slow (programs measure again when the machine is "

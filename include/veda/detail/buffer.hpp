@@ -48,6 +48,9 @@ class Buffer {
 
   std::size_t bytes() const noexcept { return bytes_; }
   bool host_pinned() const noexcept { return host_->pinned; }
+  // Where the host copy lives (fixed for the buffer's life), for overlap
+  // checks only: reading or writing it goes through host_read()/host_write().
+  const void* host_address() const noexcept { return host_->data; }
   bool valid_on_host() const;
   bool valid_on_device() const;
   int device() const;  // index of the device holding a copy, -1 if none

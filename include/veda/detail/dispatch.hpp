@@ -78,6 +78,22 @@ Tier parse_tier(std::string_view name);
 
 // A call's `device` option: it must name the runtime's device (InvalidArgument otherwise).
 void check_device_option(Runtime& rt, int device, const std::string& name);
+// The whole `device` option check, for every call that takes one: -1 (the
+// runtime's device) passes; below -1 is InvalidArgument; with a usable GPU,
+// check_device_option; without one, 0 passes (code written for GPU 0 runs
+// on a machine without a GPU), as does an index of a device that exists but
+// is not used, and any other index is InvalidArgument.
+void check_device_index(Runtime& rt, int device, const std::string& name);
+// The part that needs no runtime (a negative index other than -1), for
+// options checked when a function is wrapped.
+void check_device_sign(int device, std::string_view name);
+
+[[noreturn]] void throw_bad_placement(Placement p, std::string_view name);
+// A call's `placement` option must be Auto, Cpu or Gpu: a value cast from
+// another integer would otherwise act as Auto without a word.
+inline void check_placement(Placement p, std::string_view name) {
+  if (static_cast<unsigned>(p) > static_cast<unsigned>(Placement::Gpu)) throw_bad_placement(p, name);
+}
 
 struct Plan {
   Tier tier = Tier::Serial;

@@ -6,9 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "veda/array.hpp"
@@ -78,13 +82,27 @@ inline constexpr bool device_callable_v = false;
 #endif
 
 
+// Byte counts of host ranges. Only an impossible range (a span given a
+// made-up length) has more bytes than size_t counts, but every size derived
+// from it would wrap, so entry points check their ranges before any work.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_byte_overflow(std::string_view who, std::string_view what,
+                                                                       std::size_t n, std::size_t elem_bytes) {
+  throw InvalidArgument(std::string(who) + ": " + std::string(what) + " of " + std::to_string(n) + " elements (" +
+                        std::to_string(elem_bytes) + " bytes each) overflows a byte count");
+}
+inline void check_byte_count(std::string_view who, std::string_view what, std::size_t n, std::size_t elem_bytes) {
+  if (elem_bytes != 0 && n > std::numeric_limits<std::size_t>::max() / elem_bytes)
+    throw_byte_overflow(who, what, n, elem_bytes);
+}
+
 template <class A>
 std::size_t range_size(const A& a) {
   if constexpr (traits_of<A>::kind == RangeKind::None) return 0;
   else return a.size();
 }
 
-// Length of the call: all ranges must agree (InvalidArgument otherwise).
+// Length of the call: all ranges must agree, and their byte counts must not
+// overflow (InvalidArgument otherwise).
 template <class... A>
 std::size_t common_length(const std::string& who, const A&... a) {
   std::size_t n = 0, index = 0, first = 0;
@@ -93,6 +111,8 @@ std::size_t common_length(const std::string& who, const A&... a) {
     ++index;
     if constexpr (is_range_v<decltype(x)>) {
       const std::size_t s = x.size();
+      if (s > std::numeric_limits<std::size_t>::max() / sizeof(elem_t<decltype(x)>))
+        throw_byte_overflow(who, "argument " + std::to_string(index), s, sizeof(elem_t<decltype(x)>));
       if (!seen) {
         n = s;
         first = index;
@@ -113,6 +133,51 @@ template <class A>
 const elem_t<A>* host_data(const A& a) {
   if constexpr (is_array_v<A>) return a.host().data();
   else return a.data();
+}
+
+// Where a range argument's host bytes are, without touching them: an
+// Array's host copy (none for an empty Array), a vector's or span's elements.
+template <class A>
+std::pair<std::uintptr_t, std::size_t> host_extent(const A& a) {
+  if constexpr (is_array_v<A>) {
+    const Buffer* b = a.buffer();
+    if (!b) return {0, 0};
+    return {reinterpret_cast<std::uintptr_t>(b->host_address()), a.size() * sizeof(elem_t<A>)};
+  } else {
+    return {reinterpret_cast<std::uintptr_t>(a.data()), a.size() * sizeof(elem_t<A>)};
+  }
+}
+
+// An element-wise call's output must not overlap a range argument
+// (InvalidArgument naming the argument: the result would depend on the tier
+// and on timing), unless it is that argument itself, updated in place: the
+// same Array, or a host range with the same first element and element size.
+// That is safe on every tier, since element i is read before out[i] is
+// written (CPU loops; GPU tiers read a device copy, or the same device
+// element). An Array and a host range over its host copy are rejected even
+// when they coincide: writes through the range bypass the Array's residency.
+template <class Out, class... A>
+void check_output_overlap(const std::string& who, const Out& out, const A&... a) {
+  // Plain variables, not structured bindings: the lambda below captures them.
+  const std::pair<std::uintptr_t, std::size_t> o = host_extent(out);
+  const std::uintptr_t ob = o.first;
+  const std::size_t on = o.second;
+  if (on == 0) return;
+  std::size_t index = 0;
+  auto check = [&](const auto& x) {
+    ++index;
+    using X = std::remove_cvref_t<decltype(x)>;
+    if constexpr (is_range_v<X>) {
+      const std::pair<std::uintptr_t, std::size_t> e = host_extent(x);
+      const std::uintptr_t xb = e.first;
+      const std::size_t xn = e.second;
+      if (xn == 0 || xb >= ob + on || ob >= xb + xn) return;  // disjoint
+      if (xb == ob && is_array_v<X> == is_array_v<Out> && sizeof(elem_t<X>) == sizeof(elem_t<Out>)) return;
+      throw InvalidArgument(who + ": the output overlaps argument " + std::to_string(index) +
+                            " (only an update in place, with that argument itself as the output, is allowed)");
+    }
+  };
+  (check(a), ...);
 }
 
 template <class T>

@@ -58,23 +58,23 @@ template <class Tag, int Role>
 struct SiteTag {};
 constexpr std::uint32_t kCpuTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto);
 
-// The site of one pipeline phase: remembered per call-site type and name
-// (one entry per distinct name, like the sites themselves), so a repeated
-// call skips the registry's lock.
+// The site of one pipeline phase. The first name a call site uses (nearly
+// always its only one) is remembered, so a repeated call skips the
+// registry's lock; other names are looked up there (a hash, O(1)).
 template <class Tag>
 Site& pipeline_site(const std::string& name, std::uint32_t tiers) {
   struct Cached {
     Site* site;
     std::string name;
-    const Cached* next;
   };
-  static std::atomic<const Cached*> head{nullptr};
-  for (const Cached* c = head.load(std::memory_order_acquire); c; c = c->next)
-    if (c->name == name) return *c->site;
+  static std::atomic<const Cached*> first{nullptr};
+  if (const Cached* c = first.load(std::memory_order_acquire); c && c->name == name) return *c->site;
   Site* s = site_for(&typeid(Tag), name, OpClass::Map, tiers, {});
-  const Cached* old = head.load(std::memory_order_acquire);
-  auto* fresh = new Cached{s, name, old};  // never freed: sites live for the process too
-  while (!head.compare_exchange_weak(old, fresh, std::memory_order_acq_rel)) fresh->next = old;
+  if (!first.load(std::memory_order_acquire)) {
+    auto* fresh = new Cached{s, name};  // one per call site, never freed: sites live for the process too
+    const Cached* expected = nullptr;
+    if (!first.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) delete fresh;
+  }
   return *s;
 }
 
@@ -90,7 +90,9 @@ class Runner {
  public:
   Runner(Runtime& rt, const Stages& st, const Term& term, const std::string& name, Placement placement, bool strict,
          Tier forced)
-      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict), forced_(forced) {}
+      : rt_(rt), st_(st), term_(term), name_(name), placement_(placement), strict_(strict), forced_(forced) {
+    check_placement(placement, name);
+  }
 
   template <std::size_t I, class Feed>
   auto phase(const Feed& feed) {
