@@ -2,6 +2,8 @@
 // the running runtime (the export formats: runtime/telemetry_export.cpp).
 #include "veda/telemetry.hpp"
 
+#include <optional>
+
 #include "runtime/fault_injection.hpp"
 #include "runtime/file_io.hpp"
 #include "runtime/runtime_state.hpp"
@@ -12,12 +14,19 @@
 
 namespace veda::telemetry {
 namespace {
-// Runs f(state) inside a call scope if a runtime is running.
+// Runs f(state) inside a call scope if a runtime is running. One shut down
+// between the check and the scope counts as not running (the documented
+// defaults), not as an error.
 template <class F>
 void with_state(F&& f) {
   if (!is_running()) return;
-  detail::CallScope scope;
-  f(scope.runtime().state());
+  std::optional<detail::CallScope> scope;
+  try {
+    scope.emplace();
+  } catch (const Error&) {
+    return;
+  }
+  f(scope->runtime().state());
 }
 }  // namespace
 

@@ -11,9 +11,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/host_device.hpp"
@@ -199,4 +202,32 @@ TEST_CASE("Config::trace writes the trace at shutdown") {
   for (const auto& e : trace["traceEvents"]) found |= e.value("name", "") == "max";
   CHECK(found);
   std::filesystem::remove(path);
+}
+
+// Issue 20, F17: snapshot(), reset() and chrome_trace() racing shutdown()
+// return the documented defaults instead of throwing.
+TEST_CASE("telemetry reads racing shutdown never throw") {
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0}, threw{0};
+  std::thread reader([&] {
+    while (!stop.load()) {
+      try {
+        (void)veda::telemetry::snapshot();
+        veda::telemetry::reset();
+        (void)veda::telemetry::chrome_trace();
+        ++reads;
+      } catch (...) {
+        ++threw;
+      }
+    }
+  });
+  for (int cycle = 0; cycle < 100; ++cycle) {
+    veda::shutdown();
+    veda::init(veda::Config::builder().telemetry(true).calibration(veda::CalibrationMode::Off).build());
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  stop = true;
+  reader.join();
+  CHECK(threw.load() == 0);
+  CHECK(reads.load() > 0);
 }

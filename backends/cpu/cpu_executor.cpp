@@ -9,6 +9,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -31,11 +32,24 @@ bool on_cpu_worker() noexcept { return tbb::this_task_arena::current_thread_inde
 // other arenas too. External threads (callers) are left alone.
 class CpuExecutor::Observer : public tbb::task_scheduler_observer {
  public:
-  explicit Observer(CpuExecutor& ex) : ex_(ex) { start(); }
-  Observer(CpuExecutor& ex, tbb::task_arena& a) : tbb::task_scheduler_observer(a), ex_(ex) { start(); }
+  explicit Observer(CpuExecutor& ex) : ex_(ex) {}
+  Observer(CpuExecutor& ex, tbb::task_arena& a) : tbb::task_scheduler_observer(a), ex_(ex) {}
   ~Observer() override { observe(false); }
+  // Outside the constructor: observe(true) starts oneTBB for this thread and
+  // may fail (no threads or memory left), and unregistering an observer it
+  // half registered crashes inside oneTBB. Such an observer is left alone,
+  // inert (see CpuExecutor's constructor).
+  void start() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpus_.push_back(c);
+    observe(true);
+  }
+  std::atomic<bool> inert{false};
   void on_scheduler_entry(bool is_worker) override {
-    if (!is_worker) return;
+    if (!is_worker || inert.load(std::memory_order_relaxed)) return;
     ex_.activity_.worker_entered();
     if (ex_.activity_.listener()) {
       entered_ns() = now_ns();
@@ -49,7 +63,7 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
   void on_scheduler_exit(bool is_worker) override {
-    if (!is_worker) return;
+    if (!is_worker || inert.load(std::memory_order_relaxed)) return;
     ex_.activity_.worker_left();
     if (ActivityListener* l = ex_.activity_.listener(); l && entered_ns() > 0) {
       l->on_worker_active(entered_slot(), entered_ns(), now_ns());
@@ -58,14 +72,6 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   }
 
  private:
-  void start() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) cpus_.push_back(c);
-    observe(true);
-  }
   static std::int64_t& entered_ns() {
     thread_local std::int64_t t = 0;
     return t;
@@ -86,15 +92,26 @@ CpuExecutor::CpuExecutor(int threads, bool pin_workers, WorkerActivity& activity
     // workers whose start-up inside libtbb TSan cannot follow either.
     [[maybe_unused]] static const auto* serial =
         new tbb::global_control(tbb::global_control::max_allowed_parallelism, 1);
-    observer_ = std::make_unique<Observer>(*this);
+    start_observer(std::make_unique<Observer>(*this));
     return;
   }
   if (threads != tbb::info::default_concurrency()) {
     arena_.emplace(threads);
     arena_->initialize();
   }
-  observer_ = arena_ ? std::make_unique<Observer>(*this, *arena_) : std::make_unique<Observer>(*this);
+  start_observer(arena_ ? std::make_unique<Observer>(*this, *arena_) : std::make_unique<Observer>(*this));
   warm_up();
+}
+
+void CpuExecutor::start_observer(std::unique_ptr<Observer> o) {
+  try {
+    o->start();
+  } catch (...) {
+    o->inert = true;
+    (void)o.release();  // never unregistered: see Observer::start
+    throw;
+  }
+  observer_ = std::move(o);
 }
 
 CpuExecutor::~CpuExecutor() {

@@ -80,6 +80,7 @@ class CpuExecutor {
 
  private:
   class Observer;
+  void start_observer(std::unique_ptr<Observer> o);
   int threads_;
   bool pin_;
   WorkerActivity& activity_;
