@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <set>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -244,6 +245,9 @@ TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
     veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
     veda::get_runtime().state().install_device(std::make_unique<veda::detail::HostDevice>());
   };
+  // install_device() is a test hook for a runtime no call uses yet: the
+  // placing is kept off it (not the destructors, nor shutdown()).
+  std::shared_mutex setting_up;
   veda::shutdown();
   start();
   std::atomic<bool> stop{false};
@@ -253,12 +257,15 @@ TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
     threads.emplace_back([&] {
       while (!stop.load()) {
         std::vector<veda::Array<float>> v;
-        for (int i = 0; i < 16; ++i) {
-          v.emplace_back(std::vector<float>(256, static_cast<float>(i)));
-          try {
-            v.back().to_device();
-            ++placed;
-          } catch (const veda::Error&) {  // between runtimes
+        {
+          std::shared_lock lock(setting_up);
+          for (int i = 0; i < 16; ++i) {
+            v.emplace_back(std::vector<float>(256, static_cast<float>(i)));
+            try {
+              v.back().to_device();
+              ++placed;
+            } catch (const veda::Error&) {  // between runtimes
+            }
           }
         }
         for (int i = 0; i < 16; ++i) bad += v[static_cast<std::size_t>(i)].host()[255] != static_cast<float>(i);
@@ -267,6 +274,7 @@ TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
   for (int cycle = 0; cycle < 200; ++cycle) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
     veda::shutdown();
+    std::unique_lock lock(setting_up);
     start();
   }
   stop = true;
