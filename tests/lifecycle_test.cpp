@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <set>
-#include <shared_mutex>
 #include <thread>
 #include <vector>
 
@@ -246,8 +245,10 @@ TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
     veda::get_runtime().state().install_device(std::make_unique<veda::detail::HostDevice>());
   };
   // install_device() is a test hook for a runtime no call uses yet: the
-  // placing is kept off it (not the destructors, nor shutdown()).
-  std::shared_mutex setting_up;
+  // placing is kept off it (not the destructors, nor shutdown()) by a gate
+  // that favours the main thread (a reader-preferring lock starved it).
+  std::atomic<bool> pausing{false};
+  std::atomic<int> placing{0};
   veda::shutdown();
   start();
   std::atomic<bool> stop{false};
@@ -257,25 +258,31 @@ TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
     threads.emplace_back([&] {
       while (!stop.load()) {
         std::vector<veda::Array<float>> v;
-        {
-          std::shared_lock lock(setting_up);
-          for (int i = 0; i < 16; ++i) {
-            v.emplace_back(std::vector<float>(256, static_cast<float>(i)));
-            try {
-              v.back().to_device();
-              ++placed;
-            } catch (const veda::Error&) {  // between runtimes
-            }
+        ++placing;
+        if (pausing.load()) {
+          --placing;
+          std::this_thread::yield();
+          continue;
+        }
+        for (int i = 0; i < 16; ++i) {
+          v.emplace_back(std::vector<float>(256, static_cast<float>(i)));
+          try {
+            v.back().to_device();
+            ++placed;
+          } catch (const veda::Error&) {  // between runtimes
           }
         }
+        --placing;
         for (int i = 0; i < 16; ++i) bad += v[static_cast<std::size_t>(i)].host()[255] != static_cast<float>(i);
       }  // destroyed here, maybe while shutdown() evicts and destroys the device
     });
   for (int cycle = 0; cycle < 200; ++cycle) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
     veda::shutdown();
-    std::unique_lock lock(setting_up);
+    pausing = true;
+    while (placing.load() != 0) std::this_thread::yield();
     start();
+    pausing = false;
   }
   stop = true;
   for (auto& t : threads) t.join();
