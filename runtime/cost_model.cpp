@@ -114,7 +114,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   const double back_out = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   for (Tier t : {Tier::Cuda, Tier::CudaImpl}) {
     if (!(r.tiers & tier_bit(t))) continue;
-    out.push_back(make(t, {p.gpu.launch_us, in + back_out, n * g_elem * 1e-3}));
+    out.push_back(make(t, {p.gpu.launch_us + r.gpu_setup_us, in + back_out, n * g_elem * 1e-3}));
     out.back().host_traffic_us = host_traffic;
   }
   if (r.tiers & tier_bit(Tier::CoExec)) {

@@ -43,6 +43,7 @@ struct CostRequest {
   double elem_bytes = 0;          // Sort/Scan/Transpose element (key) size
   double value_bytes = 0;         // Sort: value size (0: keys only)
   bool linear = false;            // Gemm with a bias + activation epilogue
+  double gpu_setup_us = 0;        // Map: the cuda tier's one-off cost, already spread over calls
   bool double_precision = false;
   bool allow_tf32 = false;
   bool allow_fp16 = false;

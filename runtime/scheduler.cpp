@@ -101,6 +101,7 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
   q.elem_bytes = d.elem_bytes;
   q.value_bytes = d.value_bytes;
   q.linear = d.linear;
+  q.gpu_setup_us = d.gpu_setup_us;
   q.double_precision = d.elem_bytes == 8;
   const auto sel = static_cast<std::size_t>(st.gpu.selected);
   q.tensor_cores = st.gpu.usable && sel < st.gpu.devices.size() && st.gpu.devices[sel].cc_major >= 8;

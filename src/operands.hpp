@@ -5,6 +5,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 
 #include "veda/array.hpp"
 #include "veda/build_config.hpp"
@@ -20,7 +21,7 @@ namespace veda::detail {
 
 // Adds where the operands' valid copies are to d (the bytes each tier would
 // move), for ops whose results stay where they are computed.
-inline void describe_buffers(CallDesc& d, std::initializer_list<const Buffer*> bufs) {
+inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
   bool all = true, any = false;
   for (const Buffer* b : bufs) {
     if (!b) continue;
@@ -34,6 +35,9 @@ inline void describe_buffers(CallDesc& d, std::initializer_list<const Buffer*> b
   d.any_on_device = any;
   d.gpu_capable = VEDA_HAS_CUDA;
   d.nvcc_site = true;  // library kernels need no nvcc at the call site
+}
+inline void describe_buffers(CallDesc& d, std::initializer_list<const Buffer*> bufs) {
+  describe_buffers(d, std::span<const Buffer* const>(bufs.begin(), bufs.size()));
 }
 template <class... A>
 void describe_operands(CallDesc& d, const A&... arrays) {

@@ -60,12 +60,28 @@ class VectorStorage final : public HostStorage {
  private:
   std::vector<T> v_;
 };
+// std::vector<bool> packs bits: an Array<bool> holds one bool per byte.
+template <>
+class VectorStorage<bool> final : public HostStorage {
+ public:
+  explicit VectorStorage(std::vector<bool>&& v) : v_(std::make_unique<bool[]>(v.size())) {
+    for (std::size_t i = 0; i < v.size(); ++i) v_[i] = v[i];
+    data = v_.get();
+    bytes = v.size();
+  }
+
+ private:
+  std::unique_ptr<bool[]> v_;
+};
 
 void array_to_device(Buffer& b);  // no-op without a usable device
 void array_release_device(Buffer& b);
 [[noreturn]] void throw_index(std::size_t i, std::size_t n);
 [[noreturn]] void throw_shape(const std::string& what, const Shape& from, const Shape& to);
 }  // namespace detail
+
+template <class N>
+class Expr;  // veda/expr.hpp
 
 template <class T>
 class Array {
@@ -88,6 +104,12 @@ class Array {
   explicit Array(const std::vector<T>& v) : Array(std::vector<T>(v)) {}
   explicit Array(std::span<const T> s) : Array(std::vector<T>(s.begin(), s.end())) {}
   Array(std::initializer_list<T> il) : Array(std::vector<T>(il)) {}
+  // Evaluates an element-wise expression (veda/expr.hpp); assigning one
+  // writes in place when the shapes agree.
+  template <class N>
+  Array(const Expr<N>& e);  // NOLINT: `Array<float> z = x + y;` is the point
+  template <class N>
+  Array& operator=(const Expr<N>& e);
 
   // Host memory that is page-locked when a GPU is usable (faster, asynchronous
   // transfers); ordinary memory otherwise. Zero-initialised.

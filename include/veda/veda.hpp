@@ -8,6 +8,7 @@
 #include "veda/decision.hpp"
 #include "veda/device.hpp"
 #include "veda/error.hpp"
+#include "veda/expr.hpp"
 #include "veda/gpu.hpp"
 #include "veda/gpu_kernel.hpp"
 #include "veda/matmul.hpp"

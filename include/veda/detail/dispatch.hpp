@@ -70,6 +70,7 @@ struct CallDesc {
   std::uint8_t elem_bytes = 0;      // element (key) size
   std::uint8_t value_bytes = 0;     // sort: value size of key-value pairs
   bool linear = false;              // GEMM with a bias + activation epilogue
+  double gpu_setup_us = 0;          // the cuda tier's one-off cost (compiling a generated kernel)
 };
 
 // "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws

@@ -1,0 +1,108 @@
+// expressions: veda's fused element-wise expressions against a hand-fused
+// oneTBB loop (the target), a plain loop, Eigen's array expressions (one
+// thread) and the same expression one operation at a time (a pass and a
+// temporary per operation, as CuPy and NumPy run it; on the GPU where one is
+// usable). Ratio = veda / the hand-fused oneTBB loop.
+// Targets: <= 1.05 from 2^16 elements; one pass over memory where one
+// operation at a time takes one per operation.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/common/bench.hpp"
+#include "bench/expressions/contenders.hpp"
+#include "veda/runtime.hpp"
+
+namespace {
+using namespace bench;
+namespace ex = bench::expressions;
+
+ex::Data make_data(std::size_t n, std::size_t cols) {
+  ex::Data d;
+  d.cols = cols;
+  d.x.resize(n);
+  d.y.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    d.x[i] = static_cast<float>((i * 7919) % 2003) / 1001.0f - 1.0f;
+    d.y[i] = static_cast<float>((i * 104729) % 1999) / 999.0f - 0.9f;
+  }
+  d.mu.resize(cols);
+  d.sd.resize(cols);
+  for (std::size_t j = 0; j < cols; ++j) {
+    d.mu[j] = 0.01f * static_cast<float>(j % 17);
+    d.sd[j] = 0.5f + 0.001f * static_cast<float>(j);
+  }
+  return d;
+}
+
+double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, std::fabs(double(a[i]) - b[i]) / std::max(1e-6, std::fabs(double(b[i]))));
+  return worst;
+}
+
+Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, bool& wrong) {
+  Table t(std::string(ex::text(c)) + ": median us",
+          {"n", "serial", "oneTBB fused", "Eigen", "one op at a time", "veda", "veda tier", "passes (veda / one op)",
+           "veda / oneTBB"});
+  const std::vector<std::size_t> sizes = opt.quick ? std::vector<std::size_t>{1 << 10, 1 << 16, 1 << 20, 1 << 23}
+                                                   : std::vector<std::size_t>{1 << 10, 1 << 14, 1 << 16, 1 << 18,
+                                                                              1 << 20, 1 << 22, 1 << 24};
+  for (std::size_t n : sizes) {
+    const ex::Data d = make_data(n, std::min<std::size_t>(n, 1024));
+    std::vector<float> o_serial(n), o_tbb(n), o_eigen(n);
+    ex::veda_setup(d);
+    const bool eigen = ex::eigen_installed();
+    std::vector<std::function<void()>> rs = {[&] { ex::serial(c, d, o_serial); }, [&] { ex::tbb_loop(c, d, o_tbb); },
+                                             [&] { ex::veda_one_op(c); }, [&] { ex::veda_fused(c); }};
+    if (eigen) rs.push_back([&] { ex::eigen(c, d, o_eigen); });
+    for (int i = 0; i < 30; ++i) rs[3]();  // veda learns
+    rs[0]();
+    rs[2]();
+    const double one_op_diff = max_rel_diff(ex::veda_result(), o_serial);
+    rs[3]();
+    const double fused_diff = max_rel_diff(ex::veda_result(), o_serial);
+    if (one_op_diff > 1e-5 || fused_diff > 1e-5) {
+      std::printf("WRONG: %s at n = %zu: veda differs from the plain loop by %.3g (fused), %.3g (one op)\n",
+                  ex::text(c), n, fused_diff, one_op_diff);
+      wrong = true;
+    }
+    std::vector<int> batch;
+    for (auto& r : rs) batch.push_back(calibrate_batch(r, 2e6));
+    const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch);
+    rs[3]();
+    const std::string tier = ex::veda_tier();
+    const double ratio = s[3].median / s[1].median;
+    if (n >= (1 << 16)) ratios.push_back(ratio);
+    t.add({std::to_string(n), fmt(s[0].median / 1e3, 1), fmt(s[1].median / 1e3, 1),
+           eigen ? fmt(s[4].median / 1e3, 1) : "not installed",
+           fmt(s[2].median / 1e3, 1) + " (" + ex::one_op_tier() + ")", fmt(s[3].median / 1e3, 1), tier,
+           "1 / " + std::to_string(ex::ops(c)), fmt(ratio, 3)});
+  }
+  t.print();
+  return t;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  quiet_idle_threads(argv);
+  const Options opt = Options::parse(argc, argv);
+  std::printf("# expressions: veda's fused expressions vs a hand-fused oneTBB loop, Eigen and one op at a time\n%s\n",
+              machine_line().c_str());
+  veda::init();
+  std::vector<double> ratios;
+  std::vector<Table> tables;
+  bool wrong = false;
+  for (ex::Case c : ex::kCases) tables.push_back(run(c, opt, ratios, wrong));
+  const double worst = *std::max_element(ratios.begin(), ratios.end());
+  write_json(opt.json_path, "expressions", tables, {},
+             {{"fused expression vs the hand-fused oneTBB loop from 2^16 (worst; median " + fmt(median_of(ratios), 3) +
+                   ")",
+               fmt(worst, 3) + "x", "<= 1.05x", worst <= 1.05}});
+  veda::shutdown();
+  return wrong ? 1 : 0;
+}

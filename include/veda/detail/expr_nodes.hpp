@@ -1,0 +1,209 @@
+// The nodes of veda's lazy element-wise expressions (veda/expr.hpp), and the
+// type-erased description of one evaluation (ExprCall) that libveda plans,
+// places and, on a GPU, turns into a kernel.
+//
+// A node's type is the expression's structure: its leaves (Array operands,
+// numbered left to right), its scalars and its operations. From the type
+// alone come the fused CPU loop (eval<L>: leaf k is read through pointer
+// L + k, so the whole expression inlines into one loop) and the expression's
+// CUDA text (ExprText, built once per type). From a node's value come the
+// leaves' buffers and shapes and the scalars' values (collect()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "veda/array.hpp"
+#include "veda/detail/expr_ops.hpp"
+
+namespace veda::detail {
+
+union ExprScalar {
+  double f;
+  std::int64_t i;
+};
+
+// What an expression type says, built once per type.
+struct ExprText {
+  std::string cuda;    // its value in CUDA: leaf k is `v<k>`, scalar j is `s<j>`
+  std::string pretty;  // for decisions: "(x0 - x1) / x2"
+  std::vector<const char*> scalar_types;  // CUDA type of each scalar
+  double flops = 0;    // per element, for the cost model
+
+  template <class N>
+  explicit ExprText(std::type_identity<N>) : flops(N::kFlops) {
+    int leaf = 0;
+    N::emit(*this, leaf, cuda, pretty);
+  }
+};
+
+template <class N>
+const ExprText& expr_text() {
+  static const ExprText t{std::type_identity<N>{}};
+  return t;
+}
+
+struct ExprLeaf {
+  Buffer* buf = nullptr;  // null for an empty Array
+  Shape shape;
+  const char* type = "float";  // CUDA type name
+  std::uint8_t elem_bytes = 4;
+  // Elements between neighbours along each planned dimension (0: broadcast).
+  std::int64_t stride[4] = {0, 0, 0, 0};
+};
+
+// One evaluation: filled by the header (leaves, scalars, output), planned by
+// libveda (the broadcast shape collapsed to at most 4 dimensions, right-
+// aligned in ext, and each leaf's strides along them).
+struct ExprCall {
+  const ExprText* text = nullptr;
+  std::vector<ExprLeaf> leaves;
+  std::vector<ExprScalar> scalars;
+  const char* out_type = "float";
+  std::uint8_t out_bytes = 4;
+  Buffer* out = nullptr;
+  std::int64_t ext[4] = {1, 1, 1, 1};
+  int dims = 1;
+};
+
+template <class T>
+struct LeafNode {
+  using value_type = T;
+  static constexpr int kLeaves = 1;
+  static constexpr double kFlops = 0;
+  const Array<T>* a = nullptr;
+  std::shared_ptr<const Array<T>> owned;  // a temporary operand, kept alive with the expression
+
+  template <int L>
+  T eval(const void* const* p, std::size_t i) const {
+    return static_cast<const T*>(p[L])[i];
+  }
+  void collect(ExprCall& c) const {
+    ExprLeaf l;
+    l.buf = a->buffer();
+    l.shape = a->shape();
+    l.type = cuda_type_name<T>();
+    l.elem_bytes = sizeof(T);
+    c.leaves.push_back(l);
+  }
+  static void emit(ExprText&, int& leaf, std::string& cuda, std::string& pretty) {
+    cuda += "v" + std::to_string(leaf);
+    pretty += "x" + std::to_string(leaf);
+    ++leaf;
+  }
+};
+
+template <class T>
+struct ScalarNode {
+  using value_type = T;
+  static constexpr int kLeaves = 0;
+  static constexpr double kFlops = 0;
+  T v;
+
+  template <int L>
+  T eval(const void* const*, std::size_t) const {
+    return v;
+  }
+  void collect(ExprCall& c) const {
+    ExprScalar s;
+    if constexpr (std::is_floating_point_v<T>) s.f = v;
+    else s.i = static_cast<std::int64_t>(v);
+    c.scalars.push_back(s);
+  }
+  static void emit(ExprText& t, int&, std::string& cuda, std::string& pretty) {
+    const std::string name = "s" + std::to_string(t.scalar_types.size());
+    t.scalar_types.push_back(cuda_type_name<T>());
+    cuda += name;
+    pretty += name;
+  }
+};
+
+template <class Op, class A>
+struct UnaryNode {
+  using operand_type = typename Op::template Operand<typename A::value_type>;
+  using value_type = operand_type;
+  static constexpr int kLeaves = A::kLeaves;
+  static constexpr double kFlops = A::kFlops + expr_op_flops<Op>();
+  A a;
+
+  template <int L>
+  value_type eval(const void* const* p, std::size_t i) const {
+    return Op::apply(static_cast<operand_type>(a.template eval<L>(p, i)));
+  }
+  void collect(ExprCall& c) const { a.collect(c); }
+  static void emit(ExprText& t, int& leaf, std::string& cuda, std::string& pretty) {
+    std::string ca, pa;
+    A::emit(t, leaf, ca, pa);
+    const char* type = cuda_type_name<operand_type>();
+    cuda += Op::cuda(type, cast_text(type, ca));
+    pretty += std::string(Op::kPretty) + (Op::kPretty[1] ? "(" + pa + ")" : pa);
+  }
+};
+
+template <class Op, class A, class B>
+struct BinaryNode {
+  using operand_type = typename Op::template Operand<typename A::value_type, typename B::value_type>;
+  using value_type = typename Op::template Result<typename A::value_type, typename B::value_type>;
+  static constexpr int kLeaves = A::kLeaves + B::kLeaves;
+  static constexpr double kFlops = A::kFlops + B::kFlops + expr_op_flops<Op>();
+  A a;
+  B b;
+
+  template <int L>
+  value_type eval(const void* const* p, std::size_t i) const {
+    return Op::apply(static_cast<operand_type>(a.template eval<L>(p, i)),
+                     static_cast<operand_type>(b.template eval<L + A::kLeaves>(p, i)));
+  }
+  void collect(ExprCall& c) const {
+    a.collect(c);
+    b.collect(c);
+  }
+  static void emit(ExprText& t, int& leaf, std::string& cuda, std::string& pretty) {
+    std::string ca, pa, cb, pb;
+    A::emit(t, leaf, ca, pa);
+    B::emit(t, leaf, cb, pb);
+    const char* type = cuda_type_name<operand_type>();
+    cuda += Op::cuda(type, cast_text(type, ca), cast_text(type, cb));
+    if (Op::kPretty[0] == ' ') pretty += "(" + pa + Op::kPretty + pb + ")";
+    else pretty += std::string(Op::kPretty) + "(" + pa + ", " + pb + ")";
+  }
+};
+
+template <class C, class A, class B>
+struct WhereNode {
+  using value_type = common_t<typename A::value_type, typename B::value_type>;
+  static constexpr int kLeaves = C::kLeaves + A::kLeaves + B::kLeaves;
+  static constexpr double kFlops = C::kFlops + A::kFlops + B::kFlops + 1;
+  C c;
+  A a;
+  B b;
+
+  template <int L>
+  value_type eval(const void* const* p, std::size_t i) const {
+    // Both sides are computed, then one is selected: a select vectorises, a branch does not.
+    const bool k = static_cast<bool>(c.template eval<L>(p, i));
+    const auto x = static_cast<value_type>(a.template eval<L + C::kLeaves>(p, i));
+    const auto y = static_cast<value_type>(b.template eval<L + C::kLeaves + A::kLeaves>(p, i));
+    return k ? x : y;
+  }
+  void collect(ExprCall& call) const {
+    c.collect(call);
+    a.collect(call);
+    b.collect(call);
+  }
+  static void emit(ExprText& t, int& leaf, std::string& cuda, std::string& pretty) {
+    std::string cc, pc, ca, pa, cb, pb;
+    C::emit(t, leaf, cc, pc);
+    A::emit(t, leaf, ca, pa);
+    B::emit(t, leaf, cb, pb);
+    const char* type = cuda_type_name<value_type>();
+    cuda += "(" + cast_text("bool", cc) + " ? " + cast_text(type, ca) + " : " + cast_text(type, cb) + ")";
+    pretty += "where(" + pc + ", " + pa + ", " + pb + ")";
+  }
+};
+
+}  // namespace veda::detail

@@ -1,0 +1,176 @@
+// Element-wise expressions: broadcasting, planning, one decision, the chosen tier.
+#include "veda/expr.hpp"
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/runtime_state.hpp"
+#include "src/op_runner.hpp"
+#include "src/operands.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/expr_kernel.hpp"
+#endif
+
+namespace veda::detail {
+namespace {
+
+// A site's type slots: by the planned dimension count (a flat expression
+// and one that broadcasts along rows cost differently).
+struct ExprSlot {};
+template <int D>
+constexpr const TypeKey* dims_key = &type_tag<ExprSlot, std::integral_constant<int, D>>;
+const TypeKey* slot_key(int dims) {
+  constexpr const TypeKey* keys[] = {dims_key<1>, dims_key<2>, dims_key<3>, dims_key<4>};
+  return keys[std::clamp(dims, 1, 4) - 1];
+}
+
+Shape make_shape(const std::size_t* e, int nd) {
+  switch (nd) {
+    case 1: return Shape{e[0]};
+    case 2: return Shape{e[0], e[1]};
+    case 3: return Shape{e[0], e[1], e[2]};
+    default: return Shape{e[0], e[1], e[2], e[3]};
+  }
+}
+
+// One site per expression type and name; the default-named one is looked
+// up once per type (the registry takes a lock and compares strings).
+Site& expr_site(const ExprCall& c, const ExprOptions& o) {
+  constexpr std::uint32_t tiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) |
+                                  (VEDA_HAS_CUDA ? tier_bit(Tier::Cuda) : 0u);
+  const CostHint hint{std::max(1.0, c.text->flops), 0};
+  if (!o.name.empty()) return *site_for(c.text, o.name, OpClass::Map, tiers, hint);
+  static std::shared_mutex mu;
+  static std::unordered_map<const ExprText*, Site*> sites;
+  {
+    std::shared_lock lock(mu);
+    if (auto it = sites.find(c.text); it != sites.end()) return *it->second;
+  }
+  Site* s = site_for(c.text, "expr " + c.text->pretty, OpClass::Map, tiers, hint);
+  std::unique_lock lock(mu);
+  sites.emplace(c.text, s);
+  return *s;
+}
+
+// Fills c.ext/c.dims and each leaf's strides: the broadcast shape with
+// extents of 1 dropped and neighbours merged wherever every leaf walks both
+// as one (contiguously, or broadcast along both), right-aligned in 4.
+void plan(ExprCall& c, const Shape& s) {
+  const int nd = s.ndim();
+  const std::size_t nl = c.leaves.size();
+  std::vector<std::array<std::int64_t, Shape::kMaxDims>> st(nl);  // in the result's dimensions
+  for (std::size_t k = 0; k < nl; ++k) {
+    const Shape& ls = c.leaves[k].shape;
+    const int off = nd - ls.ndim();
+    std::int64_t step = 1;
+    st[k].fill(0);
+    for (int j = ls.ndim() - 1; j >= 0; --j) {
+      st[k][off + j] = ls[j] == 1 ? 0 : step;
+      step *= static_cast<std::int64_t>(ls[j]);
+    }
+  }
+  std::int64_t ext[Shape::kMaxDims];
+  std::vector<std::array<std::int64_t, Shape::kMaxDims>> out(nl);
+  int dims = 0;  // planned, innermost first
+  for (int d = nd - 1; d >= 0; --d) {
+    const auto e = static_cast<std::int64_t>(s[d]);
+    if (e == 1) continue;
+    bool merge = dims > 0;
+    for (std::size_t k = 0; merge && k < nl; ++k) merge = st[k][d] == out[k][dims - 1] * ext[dims - 1];
+    if (merge) {
+      ext[dims - 1] *= e;
+      continue;
+    }
+    ext[dims] = e;
+    for (std::size_t k = 0; k < nl; ++k) out[k][dims] = st[k][d];
+    ++dims;
+  }
+  if (dims == 0) {  // one element
+    ext[0] = 1;
+    for (auto& o : out) o[0] = 0;
+    dims = 1;
+  }
+  c.dims = dims;
+  for (int d = 0; d < Shape::kMaxDims; ++d) c.ext[d] = d >= Shape::kMaxDims - dims ? ext[3 - d] : 1;
+  for (std::size_t k = 0; k < nl; ++k)
+    for (int d = 0; d < Shape::kMaxDims; ++d) c.leaves[k].stride[d] = d >= Shape::kMaxDims - dims ? out[k][3 - d] : 0;
+}
+
+}  // namespace
+
+Shape expr_shape(const ExprCall& c) {
+  int nd = 1;
+  for (const ExprLeaf& l : c.leaves) nd = std::max(nd, l.shape.ndim());
+  std::size_t e[Shape::kMaxDims] = {1, 1, 1, 1};
+  int from[Shape::kMaxDims] = {-1, -1, -1, -1};  // the leaf that set each extent
+  for (std::size_t k = 0; k < c.leaves.size(); ++k) {
+    const Shape& s = c.leaves[k].shape;
+    const int off = nd - s.ndim();
+    for (int j = 0; j < s.ndim(); ++j) {
+      const std::size_t x = s[j];
+      std::size_t& r = e[off + j];
+      if (x == r || x == 1) continue;
+      if (r != 1)  // set by an earlier leaf
+        throw InvalidArgument("veda expression: shapes " + c.leaves[from[off + j]].shape.str() + " and " + s.str() +
+                              " do not broadcast (" + std::to_string(r) + " against " + std::to_string(x) +
+                              " at axis " + std::to_string(off + j - nd) + ")");
+      r = x;
+      from[off + j] = static_cast<int>(k);
+    }
+  }
+  return make_shape(e, nd);
+}
+
+void run_expr(ExprCall& c, const ExprOptions& o, ExprCpuFn cpu, const void* node) {
+  check_placement(o.placement, o.name.empty() ? std::string_view("veda expression") : std::string_view(o.name));
+  const Shape s = expr_shape(c);
+  const std::size_t n = s.size();
+  if (n == 0) return;
+  plan(c, s);
+  CallScope scope;
+  Runtime& rt = scope.runtime();
+  CallDesc d = op_desc(n, c.out_bytes, o);
+  d.type_key = slot_key(c.dims);
+  std::size_t bytes = n * c.out_bytes;
+  std::vector<const Buffer*> bufs;
+  bufs.reserve(c.leaves.size());
+  bool alias = false;  // the output is also an operand (of its shape: see assign)
+  for (const ExprLeaf& l : c.leaves) {
+    bytes += l.shape.size() * l.elem_bytes;
+    bufs.push_back(l.buf);
+    alias |= l.buf == c.out;
+  }
+  d.bytes_per_elem = static_cast<std::uint32_t>((bytes + n - 1) / n);
+  describe_buffers(d, bufs);
+#if VEDA_HAS_CUDA
+  cuda::CudaDevice* dev = rt.gpu_usable() ? dynamic_cast<cuda::CudaDevice*>(rt.state().device()) : nullptr;
+  d.gpu_capable = dev && cuda::expr_fits_kernel(c);
+  if (d.gpu_capable) d.gpu_setup_us = cuda::expr_setup_us(*dev, c);
+#endif
+  run_op(
+      rt, expr_site(c, o), d,
+      [&](const Plan& p) {
+        std::vector<const void*> bases(c.leaves.size());
+        for (std::size_t k = 0; k < bases.size(); ++k) bases[k] = c.leaves[k].buf->host_read();
+        cpu(node, rt, p, c, bases.data(), host_out(c.out, alias));
+      },
+      [&](const Plan&) {
+#if VEDA_HAS_CUDA
+        auto& cd = cuda_device(rt);
+        void* stream = cd.stream();
+        std::vector<const void*> in(c.leaves.size());
+        for (std::size_t k = 0; k < in.size(); ++k) in[k] = device_in(cd, c.leaves[k].buf, stream);
+        void* out = device_out(cd, c.out, stream, alias);
+        cuda::launch_expr(cd, c, in.data(), out, static_cast<cudaStream_t>(stream));
+        for (const ExprLeaf& l : c.leaves) l.buf->device_done(stream);
+        c.out->device_done(stream);
+#endif
+        return false;
+      });
+}
+
+}  // namespace veda::detail
