@@ -1,6 +1,8 @@
 // matmul and linear: validation, one decision, the chosen tier.
 #include "veda/matmul.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include <limits>
 #include <string>
 
@@ -27,36 +29,75 @@ constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(T
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
 
 std::string dims(std::size_t r, std::size_t c) { return std::to_string(r) + "x" + std::to_string(c); }
+// "3x4", "2x3x4": matrices and stacks of them, as messages name them.
+std::string dims(const Shape& s) {
+  std::string t = std::to_string(s[0]);
+  for (int d = 1; d < s.ndim(); ++d) t += "x" + std::to_string(s[d]);
+  return t;
+}
 
+// An operand as a stack of matrices: a 2-D Array is one, a 3-D Array
+// extent(0) of extent(1) x extent(2) (matmul only; linear takes 2-D).
+struct Stack {
+  std::size_t batch = 1, rows = 0, cols = 0;
+  bool three_d = false;
+};
 template <class T>
-void require_2d(const Array<T>& a, const char* what, const std::string& op) {
-  if (a.ndim() != 2)
-    throw InvalidArgument(op + ": " + what + " must be a 2-D Array (it is " + std::to_string(a.ndim()) + "-D with " + std::to_string(a.size()) +
-                          " elements)");
+Stack stack_of(const Array<T>& a, const char* what, const std::string& op, bool batched) {
+  if (a.ndim() == 2) return {1, a.rows(), a.cols(), false};
+  if (batched && a.ndim() == 3) return {a.extent(0), a.extent(1), a.extent(2), true};
+  throw InvalidArgument(op + ": " + what + " must be a 2-D" + (batched ? " or 3-D" : "") + " Array (it is " +
+                        std::to_string(a.ndim()) + "-D, " + dims(a.shape()) + ")");
 }
 
 template <class T>
-GemmShape shape_of(const Array<T>& a, const Array<T>& b, const MatmulOptions& o, const std::string& op) {
-  require_2d(a, "A", op);
-  require_2d(b, "B", op);
+GemmShape shape_of(const Array<T>& a, const Array<T>& b, const MatmulOptions& o, const std::string& op,
+                   bool batched = false) {
+  const Stack sa = stack_of(a, "A", op, batched), sb = stack_of(b, "B", op, batched);
   GemmShape s;
   s.trans_a = o.transpose_a;
   s.trans_b = o.transpose_b;
-  s.m = o.transpose_a ? a.cols() : a.rows();
-  s.k = o.transpose_a ? a.rows() : a.cols();
-  const std::size_t kb = o.transpose_b ? b.cols() : b.rows();
-  s.n = o.transpose_b ? b.rows() : b.cols();
+  s.m = o.transpose_a ? sa.cols : sa.rows;
+  s.k = o.transpose_a ? sa.rows : sa.cols;
+  const std::size_t kb = o.transpose_b ? sb.cols : sb.rows;
+  s.n = o.transpose_b ? sb.rows : sb.cols;
   if (kb != s.k)
-    throw InvalidArgument(op + ": A is " + dims(a.rows(), a.cols()) + (o.transpose_a ? " (transposed)" : "") + " and B is " +
-                          dims(b.rows(), b.cols()) + (o.transpose_b ? " (transposed)" : "") + ": inner dimensions " +
+    throw InvalidArgument(op + ": A is " + dims(a.shape()) + (o.transpose_a ? " (transposed)" : "") + " and B is " +
+                          dims(b.shape()) + (o.transpose_b ? " (transposed)" : "") + ": inner dimensions " +
                           std::to_string(s.k) + " and " + std::to_string(kb) + " differ");
+  if (sa.three_d && sb.three_d && sa.batch != sb.batch)
+    throw InvalidArgument(op + ": A is " + dims(a.shape()) + " and B is " + dims(b.shape()) + ": batches of " +
+                          std::to_string(sa.batch) + " and " + std::to_string(sb.batch) + " differ");
+  // A 2-D operand is shared by every product of the batch.
+  s.batch = sa.three_d ? sa.batch : sb.batch;
+  s.stride_a = sa.three_d ? sa.rows * sa.cols : 0;
+  s.stride_b = sb.three_d ? sb.rows * sb.cols : 0;
+  s.stride_c = s.m * s.n;
+  return s;
+}
+
+// The result's shape: 3-D when either operand is.
+template <class T>
+Shape result_shape(const GemmShape& s, const Array<T>& a, const Array<T>& b) {
+  if (a.ndim() == 3 || b.ndim() == 3) return Shape{s.batch, s.m, s.n};
+  return Shape{s.m, s.n};
+}
+
+// A stack of A's times one B, A not transposed, is one GEMM of
+// (batch * m) x k by k x n: C's stack is that product's rows.
+GemmShape folded(GemmShape s) {
+  if (s.batch > 1 && s.stride_b == 0 && !s.trans_a && s.stride_a != 0) {
+    s.m *= s.batch;
+    s.batch = 1;
+    s.stride_a = s.stride_c = 0;
+  }
   return s;
 }
 
 template <class T>
 detail::CallDesc gemm_desc(const GemmShape& s, const MatmulOptions& o) {
-  detail::CallDesc d = detail::op_desc(s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
-  d.dims[0] = s.m;
+  detail::CallDesc d = detail::op_desc(s.batch * s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
+  d.dims[0] = s.batch * s.m;  // the cost model sees a batch as its rows stacked
   d.dims[1] = s.k;
   d.dims[2] = s.n;
   d.ndims = 3;
@@ -68,14 +109,27 @@ struct MatmulTag {};
 template <class T>
 struct LinearTag {};
 
-// The CPU tiers on host pointers; linear adds its epilogue.
+// The CPU tiers on host pointers; linear adds its epilogue. A batch runs
+// its products one after another, each using every worker (BLAS threads,
+// or cpu-tiled's tiles), except that cpu-tiled spreads small products over
+// the workers as well (oneTBB nests the tiles inside).
 template <class T>
 void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
   auto& st = rt.state();
-  if (tier == Tier::CpuReference) return detail::cpu::gemm_reference(s, a, b, c);
-  const auto& blas = detail::blas(st.cpu, st.profile().cpu.blas_core);
-  if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(blas, st.config.threads(), s, a, b, c)) return;
-  detail::cpu::gemm_tiled(*st.cpu_executor, s, a, b, c);  // cpu-tiled, or cpu-blas without a BLAS
+  const GemmShape one = s.one();
+  auto product = [&](std::size_t i) {
+    const T *ai = a + i * s.stride_a, *bi = b + i * s.stride_b;
+    T* ci = c + i * s.stride_c;
+    if (tier == Tier::CpuReference) return detail::cpu::gemm_reference(one, ai, bi, ci);
+    const auto& blas = detail::blas(st.cpu, st.profile().cpu.blas_core);
+    if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(blas, st.config.threads(), one, ai, bi, ci)) return;
+    detail::cpu::gemm_tiled(*st.cpu_executor, one, ai, bi, ci);  // cpu-tiled, or cpu-blas without a BLAS
+  };
+  if (tier == Tier::CpuTiled && s.batch > 1) {
+    detail::in_cpu_arena(rt, [&] { tbb::parallel_for(std::size_t{0}, s.batch, product); });
+    return;
+  }
+  for (std::size_t i = 0; i < s.batch; ++i) product(i);
 }
 
 #if VEDA_HAS_CUDA
@@ -130,21 +184,22 @@ Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
   if (o.beta != 0)
     throw InvalidArgument("veda::matmul: beta = " + std::to_string(o.beta) +
                           " scales an existing C, which a returning matmul does not have (use matmul_into)");
-  const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul"), o);
-  auto c = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
-  c.reshape(s.m, s.n);
-  matmul_arrays(a, b, c, s, o);
+  const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul", true), o);
+  const Shape out = result_shape(s, a, b);
+  auto c = Array<T>::from_storage(detail::make_host_storage(out.checked_size(sizeof(T)) * sizeof(T)), out.size());
+  c.reshape(out);
+  matmul_arrays(a, b, c, folded(s), o);
   return c;
 }
 
 template <class T>
 void matmul_into(Array<T>& c, const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
-  const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul_into"), o);
-  if (c.rows() != s.m || c.cols() != s.n)
-    throw InvalidArgument("veda::matmul_into: C is " + dims(c.rows(), c.cols()) + " but A B is " + dims(s.m, s.n));
+  const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul_into", true), o);
+  if (c.shape() != result_shape(s, a, b))
+    throw InvalidArgument("veda::matmul_into: C is " + dims(c.shape()) + " but A B is " + dims(result_shape(s, a, b)));
   if (c.buffer() && (c.buffer() == a.buffer() || c.buffer() == b.buffer()))
     throw InvalidArgument("veda::matmul_into: C is the same Array as A or B");
-  matmul_arrays(a, b, c, s, o);
+  matmul_arrays(a, b, c, folded(s), o);
 }
 
 template <class T>

@@ -393,3 +393,80 @@ TEST_CASE("the decision names the op, its shape classes and candidates") {
     CHECK_THROWS_AS((void)veda::matmul(a, b, o), veda::DeviceError);
   }
 }
+
+namespace {
+// A stack of `batch` r x c matrices (3-D), or one matrix when batch is 0 (2-D).
+template <class T>
+veda::Array<T> stack(std::size_t batch, std::size_t r, std::size_t c, unsigned seed) {
+  veda::Array<T> a = matrix<T>(std::max<std::size_t>(batch, 1) * r, c, seed);
+  if (batch) a.reshape(veda::Shape{batch, r, c});
+  return a;
+}
+// Product i of a batch as a 2-D matrix.
+template <class T>
+veda::Array<T> slice(const veda::Array<T>& a, std::size_t i) {
+  if (a.ndim() == 2) return a.clone();
+  const std::size_t r = a.extent(1), c = a.extent(2);
+  const auto h = a.host();
+  return veda::Array<T>(r, c, std::vector<T>(h.begin() + i * r * c, h.begin() + (i + 1) * r * c));
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("a 3-D matmul is a batch of products, a 2-D operand shared by all, on every tier", T, float, double) {
+  Runtime rt;
+  struct Batched {
+    std::size_t batch_a, batch_b, m, k, n;  // batch 0: that operand is 2-D
+  };
+  const Batched cases[] = {{3, 3, 5, 7, 4}, {1, 1, 1, 1, 1}, {0, 4, 6, 3, 5},  {5, 0, 7, 2, 3},
+                           {2, 2, 0, 3, 4}, {2, 2, 3, 0, 4}, {13, 13, 17, 11, 1},
+                           {0, 7, 64, 65, 33}, {7, 0, 33, 65, 64}, {0, 3, 1, 9, 1}};
+  for (const auto& c : cases)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        CAPTURE(c.batch_a);
+        CAPTURE(c.batch_b);
+        CAPTURE(c.m);
+        CAPTURE(c.k);
+        CAPTURE(c.n);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        const auto a = ta ? stack<T>(c.batch_a, c.k, c.m, 1) : stack<T>(c.batch_a, c.m, c.k, 1);
+        const auto b = tb ? stack<T>(c.batch_b, c.n, c.k, 2) : stack<T>(c.batch_b, c.k, c.n, 2);
+        const std::size_t batch = std::max(c.batch_a, c.batch_b);
+        veda::MatmulOptions o;
+        o.transpose_a = ta;
+        o.transpose_b = tb;
+        for (const auto& tier : tiers(false)) {
+          CAPTURE(tier);
+          o.tier = tier;
+          const auto got = veda::matmul(a, b, o);
+          REQUIRE(got.shape() == veda::Shape{batch, c.m, c.n});
+          if (!tier.empty() && got.size()) CHECK(veda::last_decision().tier == tier);
+          for (std::size_t i = 0; i < batch; ++i) {
+            veda::MatmulOptions r = o;
+            r.tier = "cpu-reference";
+            const auto want = veda::matmul(slice(a, i), slice(b, i), r);
+            check_close(slice(got, i), want, tolerance<T>(c.k, tier));
+          }
+        }
+      }
+}
+
+TEST_CASE("batched matmul_into scales C in place; batch and rank errors name both shapes") {
+  Runtime rt;
+  const auto a = stack<float>(4, 3, 5, 1), b = stack<float>(4, 5, 2, 2);
+  auto c = stack<float>(4, 3, 2, 3);
+  const auto c0 = c.clone();
+  veda::matmul_into(c, a, b, {.alpha = 2, .beta = -1});
+  const auto ab = veda::matmul(a, b);
+  for (std::size_t i = 0; i < c.size(); ++i) CHECK(c.host()[i] == doctest::Approx(2 * ab.host()[i] - c0.host()[i]));
+  veda::Array<float> wrong(veda::Shape{3, 3, 2});
+  CHECK_THROWS_WITH_AS(veda::matmul_into(wrong, a, b), doctest::Contains("C is 3x3x2 but A B is 4x3x2"),
+                       veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS((void)veda::matmul(a, stack<float>(3, 5, 2, 2)),
+                       doctest::Contains("A is 4x3x5 and B is 3x5x2: batches of 4 and 3 differ"), veda::InvalidArgument);
+  const veda::Array<float> four(veda::Shape{1, 2, 3, 5});
+  CHECK_THROWS_WITH_AS((void)veda::matmul(four, b), doctest::Contains("2-D or 3-D"), veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS((void)veda::linear(a, matrix<float>(2, 5, 1), veda::Array<float>()),
+                       doctest::Contains("must be a 2-D Array"), veda::InvalidArgument);
+}

@@ -135,8 +135,12 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   if (tier != GemmTier::Tiled && (s.m > kIntMax || s.n > kIntMax || s.k > kIntMax))
     throw InvalidArgument("veda::matmul: cuBLAS takes int dimensions; " + std::to_string(s.m) + "x" +
                           std::to_string(s.k) + "x" + std::to_string(s.n) + " does not fit (use tier gpu-tiled)");
+  if (tier != GemmTier::Tiled && s.batch > kIntMax)
+    throw InvalidArgument("veda::matmul: cuBLAS takes an int batch count; " + std::to_string(s.batch) +
+                          " does not fit (use tier gpu-tiled)");
   if (tier == GemmTier::Tiled || s.k == 0) {  // k == 0: C = beta C, which the kernel computes
-    launch_tiled_gemm(s, a, b, c, stream);
+    for (std::size_t i = 0; i < s.batch; ++i)  // a batch: one launch per product
+      launch_tiled_gemm(s.one(), a + i * s.stride_a, b + i * s.stride_b, c + i * s.stride_c, stream);
     check(cudaGetLastError(), "gpu-tiled GEMM launch");
     return;
   }
@@ -150,6 +154,27 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   const int m = static_cast<int>(s.n), n = static_cast<int>(s.m), k = static_cast<int>(s.k);
   const int lda = static_cast<int>(std::max<std::size_t>(s.ldb(), 1)), ldb = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
   const T alpha = static_cast<T>(s.alpha), beta = static_cast<T>(s.beta);
+  if (s.batch > 1) {  // one strided-batched call; a stride of 0 shares that operand
+    const auto sa = static_cast<long long>(s.stride_b), sb = static_cast<long long>(s.stride_a),
+               sc = static_cast<long long>(s.stride_c);
+    const int count = static_cast<int>(s.batch);
+    if constexpr (std::is_same_v<T, float>) {
+      if (tier == GemmTier::CublasBf16)
+        check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, sa, a, CUDA_R_32F,
+                                              ldb, sb, &beta, c, CUDA_R_32F, m, sc, count,
+                                              CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx (BF16 tensor cores)");
+      else
+        check_blas(cublasSgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
+                                             count),
+                   "cublasSgemmStridedBatched");
+    } else {
+      check_blas(cublasDgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
+                                           count),
+                 "cublasDgemmStridedBatched");
+    }
+    return;
+  }
   if constexpr (std::is_same_v<T, float>) {
     if (tier == GemmTier::CublasBf16)  // float in and out; the products on BF16 tensor cores, summed in FP32
       check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, a, CUDA_R_32F, ldb, &beta, c,

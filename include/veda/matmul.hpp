@@ -3,11 +3,20 @@
 //   veda::Array<float> c = veda::matmul(a, b);                 // a: m x k, b: k x n
 //   veda::matmul_into(c, a, b, {.alpha = 0.5, .beta = 1});     // c = 0.5 a b + c, in place
 //   veda::matmul(x, y, z, m, k, n);                            // contiguous ranges (vectors, spans)
+//   auto bc = veda::matmul(batch_a, b);                        // [batch, m, k] x [k, n]: [batch, m, n]
 //   auto y = veda::linear(x, w, bias, veda::Activation::Relu); // act(x w^T + bias)
 //
 // Contract:
 // - Float and double, row-major 2-D Arrays (or spans with explicit m, k, n).
 //   transpose_a / transpose_b read A as stored k x m / B as stored n x k.
+// - Batches: matmul and matmul_into take 3-D Arrays as stacks of matrices
+//   ([batch, rows, cols]); the result is [batch, m, n]. Two 3-D operands
+//   need the same batch; a 2-D operand is shared by every product
+//   (broadcast). Product i uses matrix i of each stack. On the CPU the
+//   products run in turn, each on every worker (cpu-tiled also spreads
+//   them over the workers); [batch, m, k] x [k, n] is one GEMM of
+//   (batch * m) rows. On the GPU: one cublas*gemmStridedBatched call (a
+//   shared operand has stride 0), or a gpu-tiled launch per product.
 // - linear(x, w, bias, act): x is m x k, w is n x k (out x in features, as
 //   in PyTorch), bias has n elements (or is empty); the result is m x n.
 //   GELU is the tanh form (as cuBLASLt computes it).

@@ -18,9 +18,18 @@ struct GemmShape {
   std::size_t m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
   double alpha = 1, beta = 0;
+  // Batched (3-D) products: `batch` of them, each operand's next matrix
+  // `stride_*` elements on (0: one matrix shared by every product).
+  std::size_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+  // One product of the batch.
+  GemmShape one() const noexcept {
+    GemmShape s = *this;
+    s.batch = 1;
+    return s;
+  }
   std::size_t lda() const noexcept { return trans_a ? m : k; }
   std::size_t ldb() const noexcept { return trans_b ? k : n; }
-  double flops() const noexcept { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  double flops() const noexcept { return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
 // op(A)[i][p] and op(B)[p][j] for the stored layouts (host code).
