@@ -77,7 +77,7 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
                          double idle_us) {
   CostRequest q;
   q.op = site.op();
-  q.tiers = site.tiers();
+  q.tiers = site.tiers() & ~d.exclude_tiers;
   q.n = d.n;
   q.bytes_per_elem = site.hint().bytes_per_elem > 0 ? site.hint().bytes_per_elem : d.bytes_per_elem;
   q.flops_per_elem = site.hint().flops_per_elem;

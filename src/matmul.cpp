@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "backends/cpu/cpu_executor.hpp"
 #include "backends/cpu/gemm.hpp"
 #include "runtime/runtime_state.hpp"
 #include "src/op_runner.hpp"
@@ -94,9 +95,19 @@ GemmShape folded(GemmShape s) {
   return s;
 }
 
+// A nested call (made inside another veda call, such as a par_iter stage
+// or a parallel_for body, on a oneTBB worker or on the caller's thread)
+// leaves cpu-blas out: OpenBLAS would start its threads beside the outer
+// loop's, while oneTBB nests cpu-tiled's tiles in it. Such calls learn in a
+// type slot of their own. (The call's own scope is open: depth 1.)
+struct Nested {};
 template <class T>
 detail::CallDesc gemm_desc(const GemmShape& s, const MatmulOptions& o) {
   detail::CallDesc d = detail::op_desc(s.batch * s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
+  if (detail::t_call_depth > 1 || detail::on_cpu_worker()) {
+    d.exclude_tiers = tier_bit(Tier::CpuBlas);
+    d.type_key = &detail::type_tag<MatmulOptions, Nested>;
+  }
   d.dims[0] = s.batch * s.m;  // the cost model sees a batch as its rows stacked
   d.dims[1] = s.k;
   d.dims[2] = s.n;

@@ -28,6 +28,11 @@
 //   stays usable. for_each may call f concurrently on different elements.
 // - The pipeline refers to its source's data (as a view does): keep the data
 //   alive and unchanged until the terminal operation returns.
+// - A source may hold Arrays (std::vector<veda::Array<float>>): stages get
+//   each as const Array&. veda ops called inside a stage are nested calls:
+//   each is placed on its own, oneTBB nests their CPU work in the outer loop
+//   (matmul leaves OpenBLAS out there, whose threads would oversubscribe),
+//   and each thread's GPU work goes to its own stream.
 //
 // Thread-safety: separate pipelines may run concurrently on any threads.
 #pragma once

@@ -71,6 +71,7 @@ struct CallDesc {
   std::uint8_t value_bytes = 0;     // sort: value size of key-value pairs
   bool linear = false;              // GEMM with a bias + activation epilogue
   double gpu_setup_us = 0;          // the cuda tier's one-off cost (compiling a generated kernel)
+  std::uint32_t exclude_tiers = 0;  // tier_bit()s of the site's tiers this call may not use
 };
 
 // "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws

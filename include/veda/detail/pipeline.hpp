@@ -40,14 +40,17 @@ namespace detail::pipe {
 template <class T>
 struct SpanSource {  // contiguous elements; an Array source keeps its Array
   using value_type = T;
+  // Elements an Array can hold; others (a range of Arrays, say) come only from host ranges.
+  using ArrayOf = std::conditional_t<std::is_trivially_copyable_v<T>, Array<T>, void>;
   const T* data = nullptr;
   std::size_t n = 0;
-  const Array<T>* array = nullptr;  // for residency; data is then fetched lazily
+  const ArrayOf* array = nullptr;  // for residency; data is then fetched lazily
   std::size_t size() const noexcept { return n; }
   VEDA_HD const T& get(std::size_t i) const { return data[i]; }
   // Host data, brought up to date for an Array source.
   void bind_host() {
-    if (array && n) data = array->host().data();
+    if constexpr (!std::is_void_v<ArrayOf>)
+      if (array && n) data = array->host().data();
   }
 };
 

@@ -108,9 +108,11 @@ class Runner {
     d.forced_tier = forced_;
     bool on_dev = false, on_host = true;
     if constexpr (feed_traits<Feed>::span) {
-      if (feed.array) {
-        on_dev = feed.array->valid_on_device();
-        on_host = feed.array->valid_on_host();
+      if constexpr (!std::is_void_v<typename Feed::ArrayOf>) {
+        if (feed.array) {
+          on_dev = feed.array->valid_on_device();
+          on_host = feed.array->valid_on_host();
+        }
       }
     }
     if (!on_host) d.cpu_d2h_bytes = count * sizeof(typename Feed::value_type);
