@@ -48,7 +48,7 @@ void eigen(Case c, const Data& d, std::vector<float>& out);
 
 // veda keeps its own Arrays, filled from `d` by veda_setup.
 void veda_setup(const Data& d);
-void veda_fused(Case c);
+void veda_fused(Case c, const std::string& tier = "");  // "": the cost model's choice
 void veda_one_op(Case c);
 std::vector<float> veda_result();
 std::string veda_tier();  // of the latest call

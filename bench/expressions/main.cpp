@@ -2,7 +2,8 @@
 // oneTBB loop (the target), a plain loop, Eigen's array expressions (one
 // thread) and the same expression one operation at a time (a pass and a
 // temporary per operation, as CuPy and NumPy run it; on the GPU where one is
-// usable). Ratio = veda / the hand-fused oneTBB loop.
+// usable). Ratio = veda / the hand-fused oneTBB loop, measured in rotation
+// with the others and ("alone") back to back.
 // Targets: <= 1.05 from 2^16 elements; one pass over memory where one
 // operation at a time takes one per operation.
 #include <algorithm>
@@ -47,8 +48,8 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, bool& wrong) {
   Table t(std::string(ex::text(c)) + ": median us",
-          {"n", "serial", "oneTBB fused", "Eigen", "one op at a time", "veda", "veda tier", "passes (veda / one op)",
-           "veda / oneTBB"});
+          {"n", "serial", "oneTBB fused", "Eigen", "one op at a time", "veda", "veda tier", "veda alone",
+           "passes (veda / one op)", "veda / oneTBB", "alone / oneTBB"});
   const std::vector<std::size_t> sizes = opt.quick ? std::vector<std::size_t>{1 << 10, 1 << 16, 1 << 20, 1 << 23}
                                                    : std::vector<std::size_t>{1 << 10, 1 << 14, 1 << 16, 1 << 18,
                                                                               1 << 20, 1 << 22, 1 << 24};
@@ -76,12 +77,16 @@ Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, bool& wro
     const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch);
     rs[3]();
     const std::string tier = ex::veda_tier();
+    // veda's calls back to back: without the other contenders' oneTBB loops
+    // (another arena) between them, whose workers migrate at every switch.
+    const Stats alone = measure(rs[3], opt.quick ? 7 : 15, batch[3]);
     const double ratio = s[3].median / s[1].median;
     if (n >= (1 << 16)) ratios.push_back(ratio);
     t.add({std::to_string(n), fmt(s[0].median / 1e3, 1), fmt(s[1].median / 1e3, 1),
            eigen ? fmt(s[4].median / 1e3, 1) : "not installed",
            fmt(s[2].median / 1e3, 1) + " (" + ex::one_op_tier() + ")", fmt(s[3].median / 1e3, 1), tier,
-           "1 / " + std::to_string(ex::ops(c)), fmt(ratio, 3)});
+           fmt(alone.median / 1e3, 1), "1 / " + std::to_string(ex::ops(c)), fmt(ratio, 3),
+           fmt(alone.median / s[1].median, 3)});
   }
   t.print();
   return t;
@@ -98,6 +103,23 @@ int main(int argc, char** argv) {
   std::vector<Table> tables;
   bool wrong = false;
   for (ex::Case c : ex::kCases) tables.push_back(run(c, opt, ratios, wrong));
+  // veda's loop on each CPU tier, forced, each contender timed alone: the
+  // loop itself against the hand-written ones, without placement.
+  Table forced("each CPU tier forced, n = 2^20, timed alone: median us",
+               {"expression", "plain loop", "oneTBB fused", "veda serial", "veda tbb-static", "veda tbb-auto"});
+  for (ex::Case c : ex::kCases) {
+    const std::size_t n = 1 << 20;
+    const ex::Data d = make_data(n, 1024);
+    std::vector<float> o(n);
+    ex::veda_setup(d);
+    auto alone = [&](auto&& f) { return measure(f, opt.quick ? 7 : 15, calibrate_batch(f, 2e6)).median / 1e3; };
+    std::vector<std::string> row = {ex::text(c), fmt(alone([&] { ex::serial(c, d, o); }), 1),
+                                    fmt(alone([&] { ex::tbb_loop(c, d, o); }), 1)};
+    for (const char* t : {"serial", "tbb-static", "tbb-auto"}) row.push_back(fmt(alone([&] { ex::veda_fused(c, t); }), 1));
+    forced.add(row);
+  }
+  forced.print();
+  tables.push_back(forced);
   const double worst = *std::max_element(ratios.begin(), ratios.end());
   write_json(opt.json_path, "expressions", tables, {},
              {{"fused expression vs the hand-fused oneTBB loop from 2^16 (worst; median " + fmt(median_of(ratios), 3) +

@@ -29,14 +29,16 @@ void veda_setup(const Data& d) {
   Out = veda::Array<float>(d.x.size());
 }
 
-void veda_fused(Case c) {
+void veda_fused(Case c, const std::string& tier) {
+  veda::ExprOptions o;
+  o.tier = tier;
   switch (c) {
-    case Case::Axpy: veda::assign(Out, 2 * X + Y); break;
-    case Case::Rational: veda::assign(Out, (X - Y) * (X + Y) / (1 + X * X)); break;
-    case Case::LeakySqrt: veda::assign(Out, veda::where(X > 0, X, 0.1f * X) + veda::sqrt(veda::abs(Y))); break;
+    case Case::Axpy: veda::assign(Out, 2 * X + Y, o); break;
+    case Case::Rational: veda::assign(Out, (X - Y) * (X + Y) / (1 + X * X), o); break;
+    case Case::LeakySqrt: veda::assign(Out, veda::where(X > 0, X, 0.1f * X) + veda::sqrt(veda::abs(Y)), o); break;
     case Case::Normalize:
       Out.reshape(Xm.shape());
-      veda::assign(Out, (Xm - Mu) / Sd);
+      veda::assign(Out, (Xm - Mu) / Sd, o);
       Out.flatten();
       break;
   }
