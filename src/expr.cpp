@@ -28,15 +28,6 @@ const TypeKey* slot_key(int dims) {
   return keys[std::clamp(dims, 1, 4) - 1];
 }
 
-Shape make_shape(const std::size_t* e, int nd) {
-  switch (nd) {
-    case 1: return Shape{e[0]};
-    case 2: return Shape{e[0], e[1]};
-    case 3: return Shape{e[0], e[1], e[2]};
-    default: return Shape{e[0], e[1], e[2], e[3]};
-  }
-}
-
 // One site per expression type and name; the default-named one is looked
 // up once per type (the registry takes a lock and compares strings).
 Site& expr_site(const ExprCall& c, const ExprOptions& o) {
@@ -123,6 +114,10 @@ Shape expr_shape(const ExprCall& c) {
     }
   }
   return make_shape(e, nd);
+}
+
+void throw_assign_shape(const Shape& expr, const Shape& out) {
+  throw InvalidArgument("veda::assign: the expression's shape " + expr.str() + " is not the output's " + out.str());
 }
 
 void run_expr(ExprCall& c, const ExprOptions& o, ExprCpuFn cpu, const void* node) {

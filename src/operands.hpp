@@ -19,6 +19,16 @@
 
 namespace veda::detail {
 
+// A Shape of the nd (1 to 4) extents at e.
+inline Shape make_shape(const std::size_t* e, int nd) {
+  switch (nd) {
+    case 1: return Shape{e[0]};
+    case 2: return Shape{e[0], e[1]};
+    case 3: return Shape{e[0], e[1], e[2]};
+    default: return Shape{e[0], e[1], e[2], e[3]};
+  }
+}
+
 // Adds where the operands' valid copies are to d (the bytes each tier would
 // move), for ops whose results stay where they are computed.
 inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {

@@ -63,15 +63,6 @@ int checked_axis(AxisOp op, const Shape& in, int axis) {
   return axis < 0 ? axis + nd : axis;
 }
 
-Shape make_shape(const std::size_t* e, int nd) {
-  switch (nd) {
-    case 1: return Shape{e[0]};
-    case 2: return Shape{e[0], e[1]};
-    case 3: return Shape{e[0], e[1], e[2]};
-    default: return Shape{e[0], e[1], e[2], e[3]};
-  }
-}
-
 }  // namespace
 
 Shape axis_result_shape(AxisOp op, const Shape& in, int axis, const AxisOptions& o) {

@@ -27,6 +27,17 @@ void veda_header_warnings() {
   veda::Array<float> m(4, 4), t = veda::transpose(m), p = veda::matmul(m, t);
   (void)veda::stddev(m, 0);
   (void)veda::argmax(veda::Array<std::int32_t>(veda::Shape{2, 3}), -1);
+  // Expressions: every kind of node, mixed types, conversion and in-place assignment.
+  const veda::Array<std::int32_t> ia{1, 2, 3, 4};
+  veda::Array<float> z = veda::where(m > 0, veda::exp(-m), veda::clamp(m * 2.0, -1, 1)) + veda::sqrt(veda::abs(m));
+  z = (z - veda::mean(z, 0)) / (veda::stddev(z, 0) + 1e-6f);
+  veda::assign(z, veda::pow(z, 2) + veda::maximum(z, 0.5f) - veda::minimum(z, veda::tanh(z)));
+  (void)veda::eval(ia / 3 + (ia > 1) * 2.5);
+  veda::ExprOptions serial;
+  serial.tier = "serial";
+  (void)veda::eval<std::int64_t>(ia * ia, serial);
+  const veda::Array<float> stack(veda::Shape{2, 4, 4});
+  (void)veda::matmul(stack, m);
   auto k = veda::gpu_kernel([](std::span<const float> in, std::span<float> out) { out[0] = in[0]; });
   k(x, y);
   veda::Array<float> b(4, 4);

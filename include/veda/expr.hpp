@@ -154,6 +154,7 @@ auto unary(A&& a) {
 // the leaves' shapes do not broadcast), and the planned, placed evaluation.
 Shape expr_shape(const ExprCall& c);
 void run_expr(ExprCall& c, const ExprOptions& o, ExprCpuFn cpu, const void* node);
+[[noreturn]] void throw_assign_shape(const Shape& expr, const Shape& out);
 
 template <class N, class T>
 void evaluate_into(const N& node, ExprCall& c, Array<T>& out, const ExprOptions& o) {
@@ -194,9 +195,7 @@ void assign(Array<T>& out, E&& e, const ExprOptions& o = {}) {
   const auto node = detail::tensor_node(std::forward<E>(e));
   detail::ExprCall c = detail::collect(node);
   const Shape s = detail::expr_shape(c);
-  if (s != out.shape())
-    throw InvalidArgument("veda::assign: the expression's shape " + s.str() + " is not the output's " +
-                          out.shape().str());
+  if (s != out.shape()) detail::throw_assign_shape(s, out.shape());
   detail::evaluate_into(node, c, out, o);
 }
 

@@ -91,9 +91,9 @@ struct LeafNode {
     c.leaves.push_back(l);
   }
   static void emit(ExprText&, int& leaf, std::string& cuda, std::string& pretty) {
-    cuda += "v" + std::to_string(leaf);
-    pretty += "x" + std::to_string(leaf);
-    ++leaf;
+    const std::string k = std::to_string(leaf++);
+    cuda += cat("v", k);
+    pretty += cat("x", k);
   }
 };
 
@@ -115,7 +115,7 @@ struct ScalarNode {
     c.scalars.push_back(s);
   }
   static void emit(ExprText& t, int&, std::string& cuda, std::string& pretty) {
-    const std::string name = "s" + std::to_string(t.scalar_types.size());
+    const std::string name = cat("s", std::to_string(t.scalar_types.size()));
     t.scalar_types.push_back(cuda_type_name<T>());
     cuda += name;
     pretty += name;
@@ -140,7 +140,7 @@ struct UnaryNode {
     A::emit(t, leaf, ca, pa);
     const char* type = cuda_type_name<operand_type>();
     cuda += Op::cuda(type, cast_text(type, ca));
-    pretty += std::string(Op::kPretty) + (Op::kPretty[1] ? "(" + pa + ")" : pa);
+    pretty += Op::kPretty[1] ? cat(Op::kPretty, "(", pa, ")") : cat(Op::kPretty, pa);
   }
 };
 
@@ -168,8 +168,7 @@ struct BinaryNode {
     B::emit(t, leaf, cb, pb);
     const char* type = cuda_type_name<operand_type>();
     cuda += Op::cuda(type, cast_text(type, ca), cast_text(type, cb));
-    if (Op::kPretty[0] == ' ') pretty += "(" + pa + Op::kPretty + pb + ")";
-    else pretty += std::string(Op::kPretty) + "(" + pa + ", " + pb + ")";
+    pretty += Op::kPretty[0] == ' ' ? cat("(", pa, Op::kPretty, pb, ")") : cat(Op::kPretty, "(", pa, ", ", pb, ")");
   }
 };
 
@@ -201,8 +200,8 @@ struct WhereNode {
     A::emit(t, leaf, ca, pa);
     B::emit(t, leaf, cb, pb);
     const char* type = cuda_type_name<value_type>();
-    cuda += "(" + cast_text("bool", cc) + " ? " + cast_text(type, ca) + " : " + cast_text(type, cb) + ")";
-    pretty += "where(" + pc + ", " + pa + ", " + pb + ")";
+    cuda += cat("(", cast_text("bool", cc), " ? ", cast_text(type, ca), " : ", cast_text(type, cb), ")");
+    pretty += cat("where(", pc, ", ", pa, ", ", pb, ")");
   }
 };
 
