@@ -24,6 +24,9 @@
 // elements of one row (the product of the other extents): the matrix view
 // 2-D ops take (they require ndim() == 2).
 //
+// Element types: trivially copyable. Array<bool> holds a bool per byte (a
+// std::vector<bool> is copied into it, not adopted: it packs bits).
+//
 // Ownership: moving is free; copying is explicit (clone()). A moved-from
 // Array is empty. After veda::shutdown(), arrays keep their data on the host.
 //
