@@ -2,7 +2,6 @@
 #include "veda/expr.hpp"
 
 #include <algorithm>
-#include <array>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -50,45 +49,39 @@ Site& expr_site(const ExprCall& c, const ExprOptions& o) {
 // Fills c.ext/c.dims and each leaf's strides: the broadcast shape with
 // extents of 1 dropped and neighbours merged wherever every leaf walks both
 // as one (contiguously, or broadcast along both), right-aligned in 4.
+// In place: each leaf's strides along the result's dimensions (right-
+// aligned) are merged innermost first, and the planned slot written, w,
+// never passes the result dimension read, r (w >= r).
 void plan(ExprCall& c, const Shape& s) {
-  const int nd = s.ndim();
-  const std::size_t nl = c.leaves.size();
-  std::vector<std::array<std::int64_t, Shape::kMaxDims>> st(nl);  // in the result's dimensions
-  for (std::size_t k = 0; k < nl; ++k) {
-    const Shape& ls = c.leaves[k].shape;
-    const int off = nd - ls.ndim();
+  constexpr int kDims = Shape::kMaxDims;
+  const int top = kDims - s.ndim();
+  for (ExprLeaf& l : c.leaves) {
+    std::fill(std::begin(l.stride), std::end(l.stride), 0);
     std::int64_t step = 1;
-    st[k].fill(0);
-    for (int j = ls.ndim() - 1; j >= 0; --j) {
-      st[k][off + j] = ls[j] == 1 ? 0 : step;
-      step *= static_cast<std::int64_t>(ls[j]);
+    for (int j = l.shape.ndim() - 1, d = kDims - 1; j >= 0; --j, --d) {
+      l.stride[d] = l.shape[j] == 1 ? 0 : step;
+      step *= static_cast<std::int64_t>(l.shape[j]);
     }
   }
-  std::int64_t ext[Shape::kMaxDims];
-  std::vector<std::array<std::int64_t, Shape::kMaxDims>> out(nl);
-  int dims = 0;  // planned, innermost first
-  for (int d = nd - 1; d >= 0; --d) {
-    const auto e = static_cast<std::int64_t>(s[d]);
+  int w = kDims;  // planned dimensions occupy [w, kDims)
+  for (int r = kDims - 1; r >= top; --r) {
+    const auto e = static_cast<std::int64_t>(s[r - top]);
     if (e == 1) continue;
-    bool merge = dims > 0;
-    for (std::size_t k = 0; merge && k < nl; ++k) merge = st[k][d] == out[k][dims - 1] * ext[dims - 1];
+    bool merge = w < kDims;
+    for (const ExprLeaf& l : c.leaves) merge = merge && l.stride[r] == l.stride[w] * c.ext[w];
     if (merge) {
-      ext[dims - 1] *= e;
+      c.ext[w] *= e;
       continue;
     }
-    ext[dims] = e;
-    for (std::size_t k = 0; k < nl; ++k) out[k][dims] = st[k][d];
-    ++dims;
+    c.ext[--w] = e;
+    for (ExprLeaf& l : c.leaves) l.stride[w] = l.stride[r];
   }
-  if (dims == 0) {  // one element
-    ext[0] = 1;
-    for (auto& o : out) o[0] = 0;
-    dims = 1;
+  if (w == kDims) c.ext[--w] = 1;  // one element: its strides are 0 below
+  c.dims = kDims - w;
+  for (int d = 0; d < w; ++d) {
+    c.ext[d] = 1;
+    for (ExprLeaf& l : c.leaves) l.stride[d] = 0;
   }
-  c.dims = dims;
-  for (int d = 0; d < Shape::kMaxDims; ++d) c.ext[d] = d >= Shape::kMaxDims - dims ? ext[3 - d] : 1;
-  for (std::size_t k = 0; k < nl; ++k)
-    for (int d = 0; d < Shape::kMaxDims; ++d) c.leaves[k].stride[d] = d >= Shape::kMaxDims - dims ? out[k][3 - d] : 0;
 }
 
 }  // namespace
@@ -120,9 +113,8 @@ void throw_assign_shape(const Shape& expr, const Shape& out) {
   throw InvalidArgument("veda::assign: the expression's shape " + expr.str() + " is not the output's " + out.str());
 }
 
-void run_expr(ExprCall& c, const ExprOptions& o, ExprCpuFn cpu, const void* node) {
+void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, const void* node) {
   check_placement(o.placement, o.name.empty() ? std::string_view("veda expression") : std::string_view(o.name));
-  const Shape s = expr_shape(c);
   const std::size_t n = s.size();
   if (n == 0) return;
   plan(c, s);

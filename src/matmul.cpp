@@ -29,7 +29,6 @@ constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(T
 constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
 
-std::string dims(std::size_t r, std::size_t c) { return std::to_string(r) + "x" + std::to_string(c); }
 // "3x4", "2x3x4": matrices and stacks of them, as messages name them.
 std::string dims(const Shape& s) {
   std::string t = std::to_string(s[0]);
@@ -154,7 +153,8 @@ detail::cuda::GemmTier gpu_tier(Tier t) {
 
 // One matmul over Arrays into c (fresh, or the caller's for matmul_into).
 template <class T>
-void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const GemmShape& s, const MatmulOptions& o) {
+void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const GemmShape& batch, const MatmulOptions& o) {
+  const GemmShape s = folded(batch);
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::CallDesc d = gemm_desc<T>(s, o);
@@ -199,18 +199,18 @@ Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
   const Shape out = result_shape(s, a, b);
   auto c = Array<T>::from_storage(detail::make_host_storage(out.checked_size(sizeof(T)) * sizeof(T)), out.size());
   c.reshape(out);
-  matmul_arrays(a, b, c, folded(s), o);
+  matmul_arrays(a, b, c, s, o);
   return c;
 }
 
 template <class T>
 void matmul_into(Array<T>& c, const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
   const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul_into", true), o);
-  if (c.shape() != result_shape(s, a, b))
-    throw InvalidArgument("veda::matmul_into: C is " + dims(c.shape()) + " but A B is " + dims(result_shape(s, a, b)));
+  if (const Shape want = result_shape(s, a, b); c.shape() != want)
+    throw InvalidArgument("veda::matmul_into: C is " + dims(c.shape()) + " but A B is " + dims(want));
   if (c.buffer() && (c.buffer() == a.buffer() || c.buffer() == b.buffer()))
     throw InvalidArgument("veda::matmul_into: C is the same Array as A or B");
-  matmul_arrays(a, b, c, folded(s), o);
+  matmul_arrays(a, b, c, s, o);
 }
 
 template <class T>
@@ -275,7 +275,7 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
   const GemmShape s = shape_of(x, w, mo, op);
   if (!bias.empty() && bias.size() != s.n)
     throw InvalidArgument(op + ": bias has " + std::to_string(bias.size()) + " elements but w has " +
-                          std::to_string(s.n) + " output features (w is " + dims(w.rows(), w.cols()) + ")");
+                          std::to_string(s.n) + " output features (w is " + dims(w.shape()) + ")");
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::CallDesc d = gemm_desc<T>(s, o);

@@ -151,18 +151,19 @@ auto unary(A&& a) {
 }
 
 // libveda's side (src/expr.cpp): the broadcast shape (InvalidArgument when
-// the leaves' shapes do not broadcast), and the planned, placed evaluation.
+// the leaves' shapes do not broadcast), and the planned, placed evaluation
+// of c, whose broadcast shape is s, into c.out.
 Shape expr_shape(const ExprCall& c);
-void run_expr(ExprCall& c, const ExprOptions& o, ExprCpuFn cpu, const void* node);
+void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, const void* node);
 [[noreturn]] void throw_assign_shape(const Shape& expr, const Shape& out);
 
 template <class N, class T>
-void evaluate_into(const N& node, ExprCall& c, Array<T>& out, const ExprOptions& o) {
+void evaluate_into(const N& node, ExprCall& c, const Shape& s, Array<T>& out, const ExprOptions& o) {
   c.text = &expr_text<N>();
   c.out_type = cuda_type_name<T>();
   c.out_bytes = sizeof(T);
   c.out = out.buffer();
-  run_expr(c, o, &expr_cpu<N, T>, &node);
+  run_expr(c, s, o, &expr_cpu<N, T>, &node);
 }
 
 template <class N>
@@ -170,6 +171,15 @@ ExprCall collect(const N& node) {
   ExprCall c;
   node.collect(c);
   return c;
+}
+
+// `node`, whose call is c and broadcast shape s, into a new Array<R>.
+template <class R, class N>
+Array<R> evaluate_new(const N& node, ExprCall& c, const Shape& s, const ExprOptions& o) {
+  Array<R> out = Array<R>::from_storage(make_host_storage(s.checked_size(sizeof(R)) * sizeof(R)), s.size());
+  out.reshape(s);
+  evaluate_into(node, c, s, out, o);
+  return out;
 }
 
 }  // namespace detail
@@ -180,11 +190,7 @@ auto eval(const Expr<N>& e, const ExprOptions& o = {}) {
   using R = std::conditional_t<std::is_void_v<T>, typename N::value_type, T>;
   static_assert(detail::ExprElem<R>, "veda::eval: the result type must be float, double, int32, int64 or bool");
   detail::ExprCall c = detail::collect(e.node());
-  const Shape s = detail::expr_shape(c);
-  Array<R> out = Array<R>::from_storage(detail::make_host_storage(s.checked_size(sizeof(R)) * sizeof(R)), s.size());
-  out.reshape(s);
-  detail::evaluate_into(e.node(), c, out, o);
-  return out;
+  return detail::evaluate_new<R>(e.node(), c, detail::expr_shape(c), o);
 }
 
 // Evaluates `e` into `out`, whose shape must be the broadcast shape
@@ -196,7 +202,7 @@ void assign(Array<T>& out, E&& e, const ExprOptions& o = {}) {
   detail::ExprCall c = detail::collect(node);
   const Shape s = detail::expr_shape(c);
   if (s != out.shape()) detail::throw_assign_shape(s, out.shape());
-  detail::evaluate_into(node, c, out, o);
+  detail::evaluate_into(node, c, s, out, o);
 }
 
 template <class T>
@@ -206,8 +212,10 @@ Array<T>::Array(const Expr<N>& e) : Array(eval<T>(e)) {}
 template <class T>
 template <class N>
 Array<T>& Array<T>::operator=(const Expr<N>& e) {
-  if (buf_ && detail::expr_shape(detail::collect(e.node())) == shape_) assign(*this, e);  // in place: no allocation
-  else *this = eval<T>(e);
+  detail::ExprCall c = detail::collect(e.node());
+  const Shape s = detail::expr_shape(c);
+  if (buf_ && s == shape_) detail::evaluate_into(e.node(), c, s, *this, {});  // in place: no allocation
+  else *this = detail::evaluate_new<T>(e.node(), c, s, {});  // this Array may be an operand: replaced after
   return *this;
 }
 
