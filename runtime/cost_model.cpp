@@ -252,14 +252,17 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   c.tier = best->tier;
   c.gpu_fraction = best->gpu_fraction;
   const Estimate* explore = nullptr;
+  // Within kProfileDoubt of the best, a run costs little when the difference is small.
+  auto cheap = [&](const Estimate& e) {
+    return e.total_us - best->total_us <= kCheapExploreUs ? kProfileDoubt : 1.0;
+  };
   if (learn) {
     // How far off the model is here, by what this bucket has measured.
     double off = 1;
     for (const auto& e : est)
       if (e.eligible && h(e.tier).samples > 0) off = std::max({off, h(e.tier).correction, 1 / h(e.tier).correction});
     auto worth_trying = [&](const Estimate& e) {
-      const double cheap = e.total_us - best->total_us <= kCheapExploreUs ? kProfileDoubt : 1.0;
-      return e.total_us <= kExploreBand * std::max(cheap, std::min(off, kProfileDoubt)) * best->total_us;
+      return e.total_us <= kExploreBand * std::max(cheap(e), std::min(off, kProfileDoubt)) * best->total_us;
     };
     for (const auto& e : est)
       if (e.eligible && &e != best && h(e.tier).samples < kMinSamples && h(e.tier).explored < kMaxExplore &&
@@ -267,12 +270,13 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
         explore = &e;
   }
   // A measured runner-up whose samples are old is re-measured: the machine
-  // may have changed (load, frequency, other runtimes' threads).
+  // may have changed (load, frequency, other runtimes' threads), and history
+  // loaded from an earlier run may have been measured on a busy machine.
   bool refresh = false;
   if (learn && !explore)
     for (const auto& e : est)
       if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) &&
-          e.total_us <= kExploreBand * best->total_us && (!explore || e.total_us < explore->total_us)) {
+          e.total_us <= kExploreBand * cheap(e) * best->total_us && (!explore || e.total_us < explore->total_us)) {
         explore = &e;
         refresh = true;
       }

@@ -5,6 +5,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/file_io.hpp"
+#include "runtime/learning.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/profile.hpp"
 
@@ -77,10 +78,14 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
   slot.cpu_ns_per_elem.compare_exchange_strong(none, s->second.cpu_ns_per_elem, std::memory_order_relaxed);
   const auto bucket = s->second.buckets.find(b.index);
   if (bucket == s->second.buckets.end()) return;
-  const std::int64_t now = now_ns();
+  // Stored samples place the first calls, but count as nearly stale: the
+  // earlier run may have measured on a busy machine, so a runner-up they keep
+  // out is re-measured kConfirmNs into this run (when within what exploring
+  // allows), not kStaleNs.
+  const std::int64_t stamp = now_ns() - (kStaleNs - kConfirmNs);
   for (std::size_t t = 0; t < bucket->second.size(); ++t) {
     for (const auto& [us, n] : bucket->second[t]) b.samples[t].add(us, n);
-    if (!bucket->second[t].empty()) b.last_sample_ns[t] = now;
+    if (!bucket->second[t].empty()) b.last_sample_ns[t] = stamp;
   }
 }
 

@@ -16,7 +16,10 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
     h.explored = b.explored[t];
     const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
-    h.stale = h.samples >= kMinSamples && age_ns > std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
+    const double stale_ns = h.samples < kConfirmSamples
+                                ? kConfirmNs
+                                : std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
+    h.stale = h.samples >= kMinSamples && age_ns > stale_ns;
     h.refresh = b.refresh[t];
   }
   return hv;

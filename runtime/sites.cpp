@@ -22,7 +22,9 @@ double TierSamples::correction(double a, double b) const {
     const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
     r[static_cast<std::size_t>(j)] = us_[i] / std::max(a + b * n_[i], 1e-3);
   }
-  auto mid = r.begin() + k / 2;
+  // The lower median: timing noise only ever adds (preemption, a wake-up, a
+  // cold cache), so of two samples the smaller is the better guess.
+  auto mid = r.begin() + (k - 1) / 2;
   std::nth_element(r.begin(), mid, r.begin() + k);
   return std::max(*mid, 1e-3);
 }

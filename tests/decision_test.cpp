@@ -222,6 +222,30 @@ TEST_CASE("a measured runner-up is re-measured when its history is stale") {
   CHECK(c.tier == Tier::TbbAuto);
 }
 
+TEST_CASE("a stale runner-up is re-measured further behind when a run of it costs little") {
+  const auto p = profile("profile_cpu_2core.json");
+  for (const bool cheap : {true, false}) {
+    const CostRequest r = saxpy(cheap ? std::size_t{1} << 16 : std::size_t{1} << 26, false);
+    const Choice model = decide(p, r, {}, nullptr);
+    double best = 1e30, stat = 0;
+    for (const auto& e : model.estimates)
+      if (e.eligible) {
+        best = std::min(best, e.total_us);
+        if (e.tier == Tier::TbbStatic) stat = e.total_us;
+      }
+    REQUIRE(stat > 0);
+    HistoryView h{};
+    for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto}) h[static_cast<int>(t)] = {4, 1.0, 0};
+    h[static_cast<int>(Tier::TbbStatic)].correction = 2.5 * best / stat;  // measured 2.5x behind the best
+    h[static_cast<int>(Tier::TbbStatic)].stale = true;
+    const Choice c = decide(p, r, {}, &h);
+    INFO(c.reason);
+    // 2^16: 2.5x of a few microseconds is cheap to check again; 2^26: it is not.
+    CHECK(c.refreshed == cheap);
+    CHECK((c.tier == Tier::TbbStatic) == cheap);
+  }
+}
+
 TEST_CASE("tiers far from the best are never explored") {
   const auto p = profile("profile_cpu_2core.json");
   HistoryView h{};

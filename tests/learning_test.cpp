@@ -12,9 +12,11 @@
 #include <chrono>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "runtime/cost_model.hpp"
 #include "runtime/history_store.hpp"
+#include "runtime/learning.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
 #include "veda/par_iter.hpp"
@@ -340,9 +342,9 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   // The first runtime measures both tiers by force: left to the model, a
   // profile calibrated on a loaded machine (or under a sanitizer) may never
   // let tbb-auto be explored, and this test is about what is persisted.
-  auto run = [&](int calls, bool force_both) {
+  auto run = [&](int calls, bool force_both, const char* name = "persisted", std::int64_t serial_ns = 200'000) {
     veda::Runtime& rt = veda::get_runtime();
-    Site& site = *site_for(&kTag, "persisted", OpClass::Scan, kScanTiers, {});
+    Site& site = *site_for(&kTag, name, OpClass::Scan, kScanTiers, {});
     Tier first = Tier::Count;
     for (int i = 0; i < calls; ++i) {
       CallDesc call = d;
@@ -350,12 +352,13 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
       if (force_both && i > 0) call.forced_tier = i % 2 ? Tier::TbbAuto : Tier::Serial;
       Plan p = begin_call(rt, site, call);
       if (i == 0) first = p.tier;
-      end_call(rt, p, call, true, p.tier == Tier::TbbAuto ? 20'000 : 200'000);
+      end_call(rt, p, call, true, p.tier == Tier::TbbAuto ? 20'000 : serial_ns);
     }
     return first;
   };
   veda::init(config());
   run(12, true);
+  run(12, true, "persisted-close", 50'000);  // serial only 2.5x behind here
   const std::string path = profile_cache_dir() + "/history-" + veda::get_runtime().state().profile().key() + ".json";
   veda::shutdown();
   REQUIRE(fs::exists(path));
@@ -365,6 +368,16 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   INFO(dec.to_string());
   CHECK(dec.reason.find("(measured)") != std::string::npos);
   CHECK_FALSE(dec.explored);
+  // Stored samples place the first calls, then a cheap runner-up they keep
+  // out is re-measured in this run (the earlier one may have been busy).
+  CHECK(run(1, false, "persisted-close", 50'000) == Tier::TbbAuto);
+  CHECK_FALSE(veda::last_decision().explored);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kConfirmNs + 5'000'000));
+  bool remeasured = false;  // at the bucket's next re-decision
+  for (int i = 0; i <= static_cast<int>(BucketState::kRedecideMin) && !remeasured; ++i)
+    remeasured = run(1, false, "persisted-close", 50'000) == Tier::Serial &&
+                 veda::last_decision().reason.rfind("re-measuring serial", 0) == 0;
+  CHECK(remeasured);
   veda::shutdown();
   // Off: nothing is read.
   veda::init(veda::Config::builder().threads(2).learned_history(false).build());
@@ -383,4 +396,22 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
   else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
   setenv("VEDA_HISTORY", "0", 1);
+}
+
+TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after kConfirmNs, else after kStaleNs") {
+  BucketState b;
+  std::vector<Estimate> est(1);
+  est[0].tier = Tier::TbbStatic;
+  est[0].total_us = 10;
+  est[0].overhead_us = 1;
+  const auto t = static_cast<std::size_t>(Tier::TbbStatic);
+  b.samples[t].add(30, 1000);  // one run, right after another tier's
+  b.last_sample_ns[t] = 0;
+  CHECK_FALSE(history_view(b, est, 1000, kConfirmNs / 2)[t].stale);
+  CHECK(history_view(b, est, 1000, kConfirmNs + 1)[t].stale);
+  for (int i = 1; i < kConfirmSamples; ++i) b.samples[t].add(10, 1000);
+  CHECK_FALSE(history_view(b, est, 1000, kConfirmNs + 1)[t].stale);
+  CHECK(history_view(b, est, 1000, kStaleNs + 1)[t].stale);
+  // The lower median: of {30, 10, 10} the correction is 10 / 10.
+  CHECK(history_view(b, est, 1000, 0)[t].correction == doctest::Approx(1.0));
 }

@@ -85,6 +85,22 @@ TEST_CASE("reduce with a user operator") {
   CHECK(veda::reduce(std::vector<int>{}, 7, [](int a, int b) { return a + b; }) == 7);
 }
 
+// Leaves fold in lanes of default-constructed accumulators (lanes.hpp); a
+// type without a default constructor folds in one chain, to the same result.
+struct Tally {
+  explicit Tally(std::int64_t v) : n(v) {}
+  std::int64_t n;
+};
+
+TEST_CASE("reduce over an accumulator type without a default constructor") {
+  Runtime rt;
+  for (std::size_t len : kLengths) {
+    std::vector<Tally> v(len, Tally{2});
+    const Tally r = veda::reduce(v, Tally{1}, [](Tally a, Tally b) { return Tally{a.n + b.n - 1}; });
+    CHECK(r.n == static_cast<std::int64_t>(len) + 1);
+  }
+}
+
 TEST_CASE("empty ranges: sum is zero, min and max throw") {
   Runtime rt;
   const std::vector<float> e;

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "veda/detail/lanes.hpp"
 #include "veda/detail/op_types.hpp"
 
 namespace veda::detail::cpu {
@@ -29,17 +31,12 @@ void scan_serial(const T* in, T* out, std::size_t n, bool inclusive, T init) {
 }
 
 namespace {
-// Sum of x[0, n) with eight independent chains: the pre-scan pass needs only
-// a range's total, and one chain of dependent adds would make it as slow as
+// Sum of x[0, n) in independent lanes: the pre-scan pass needs only a
+// range's total, and one chain of dependent adds would make it as slow as
 // the scan itself (4 cycles per float add).
 template <class T>
 T range_sum(const T* x, std::size_t n) {
-  T acc[8] = {};
-  std::size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
-  for (; i < n; ++i) acc[0] += x[i];
-  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  return reduce_lanes([x](std::size_t i) { return x[i]; }, 0, n, T{}, std::plus<T>{});
 }
 }  // namespace
 

@@ -145,7 +145,7 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu && n > 0) {
-    Acc result{};
+    Acc result = identity;  // (Acc need not be default constructible)
     if (try_gpu(rt, p, d, [&] {
           result = reduce_gpu<Acc>(rt, r, identity, op, builtin);
           end_call(rt, p, d);

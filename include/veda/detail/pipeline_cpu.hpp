@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "veda/detail/cpu_loop.hpp"
+#include "veda/detail/lanes.hpp"
 
 namespace veda::detail::pipe {
 
@@ -62,17 +63,19 @@ std::vector<T> collect_cpu(Runtime& rt, const Plan& p, std::size_t count, bool o
 template <class Acc, class Run, class Op>
 Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::size_t count, const Acc& identity,
                         const Op& op, const Run& run) {
-  // Eight accumulators, element j folding into lane j % 8: independent
+  // Lanes (lanes.hpp), element j folding into lane j % lanes: independent
   // chains hide the add latency (a float sum is latency-bound otherwise),
   // and lanes by position keep the result independent of the chunking.
   auto leaf = [&](std::size_t j0, std::size_t j1) {
     if constexpr (std::is_arithmetic_v<Acc>) {
       // Blocks: the stages run over 64 elements into a buffer (a loop the
-      // compiler can vectorise), then the buffer folds into 8 lanes by its
+      // compiler can vectorise), then the buffer folds into the lanes by its
       // position. The blocks start at j0, so a leaf's result depends only on
       // its range (what deterministic mode fixes).
       constexpr std::size_t kBlock = 64;
-      Acc lane[8] = {identity, identity, identity, identity, identity, identity, identity, identity};
+      constexpr int L = kLanes<Acc>;
+      Acc lane[L];
+      for (auto& a : lane) a = identity;
       Acc buf[kBlock];
       for (std::size_t j = j0; j < j1; j += kBlock) {
         std::size_t got = 0;
@@ -82,11 +85,11 @@ Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::siz
         };
         run(j, std::min(j + kBlock, j1), sink);
         std::size_t i = 0;
-        for (; i + 8 <= got; i += 8)
-          for (int l = 0; l < 8; ++l) lane[l] = op(lane[l], buf[i + l]);
+        for (; i + L <= got; i += L)
+          for (int l = 0; l < L; ++l) lane[l] = op(lane[l], buf[i + l]);
         for (int l = 0; i < got; ++i, ++l) lane[l] = op(lane[l], buf[i]);
       }
-      return op(op(op(lane[0], lane[1]), op(lane[2], lane[3])), op(op(lane[4], lane[5]), op(lane[6], lane[7])));
+      return combine_lanes(lane, op);
     }
     Acc a0 = identity, a1 = identity, a2 = identity, a3 = identity, a4 = identity, a5 = identity,
         a6 = identity, a7 = identity;
