@@ -252,7 +252,8 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   c.tier = best->tier;
   c.gpu_fraction = best->gpu_fraction;
   const Estimate* explore = nullptr;
-  // Within kProfileDoubt of the best, a run costs little when the difference is small.
+  // How far behind the best a tier may be tried: kProfileDoubt when a run of
+  // it costs under kCheapExploreUs more than the best, else 1.
   auto cheap = [&](const Estimate& e) {
     return e.total_us - best->total_us <= kCheapExploreUs ? kProfileDoubt : 1.0;
   };
