@@ -132,17 +132,23 @@ auto operand_node(X&& x) {
   }
 }
 
-template <class Op, class A, class B>
-auto binary(A&& a, B&& b) {
+// Two operands as nodes, at least one a tensor: a scalar takes the tensor's type.
+template <class A, class B>
+auto operand_nodes(A&& a, B&& b) {
   if constexpr (ScalarOperand<A>) {
     auto nb = tensor_node(std::forward<B>(b));
     auto na = operand_node<typename decltype(nb)::value_type>(std::forward<A>(a));
-    return Expr<BinaryNode<Op, decltype(na), decltype(nb)>>({std::move(na), std::move(nb)});
+    return std::pair{std::move(na), std::move(nb)};
   } else {
     auto na = tensor_node(std::forward<A>(a));
     auto nb = operand_node<typename decltype(na)::value_type>(std::forward<B>(b));
-    return Expr<BinaryNode<Op, decltype(na), decltype(nb)>>({std::move(na), std::move(nb)});
+    return std::pair{std::move(na), std::move(nb)};
   }
+}
+template <class Op, class A, class B>
+auto binary(A&& a, B&& b) {
+  auto [na, nb] = operand_nodes(std::forward<A>(a), std::forward<B>(b));
+  return Expr<BinaryNode<Op, decltype(na), decltype(nb)>>({std::move(na), std::move(nb)});
 }
 template <class Op, class A>
 auto unary(A&& a) {
@@ -169,6 +175,7 @@ void evaluate_into(const N& node, ExprCall& c, const Shape& s, Array<T>& out, co
 template <class N>
 ExprCall collect(const N& node) {
   ExprCall c;
+  c.leaves.reserve(N::kLeaves);
   node.collect(c);
   return c;
 }
@@ -220,34 +227,26 @@ Array<T>& Array<T>::operator=(const Expr<N>& e) {
 }
 
 // Operators and functions. Each returns an Expr.
-#define VEDA_EXPR_BINARY_OPERATOR(op, Op)                \
-  template <class A, class B>                            \
-    requires detail::BinaryOperands<A, B>                \
-  auto operator op(A&& a, B&& b) {                       \
+#define VEDA_EXPR_BINARY(name, Op)                                             \
+  template <class A, class B>                                                  \
+    requires detail::BinaryOperands<A, B>                                      \
+  auto name(A&& a, B&& b) {                                                    \
     return detail::binary<detail::Op>(std::forward<A>(a), std::forward<B>(b)); \
   }
-VEDA_EXPR_BINARY_OPERATOR(+, AddOp)
-VEDA_EXPR_BINARY_OPERATOR(-, SubOp)
-VEDA_EXPR_BINARY_OPERATOR(*, MulOp)
-VEDA_EXPR_BINARY_OPERATOR(/, DivOp)
-VEDA_EXPR_BINARY_OPERATOR(<, LtOp)
-VEDA_EXPR_BINARY_OPERATOR(<=, LeOp)
-VEDA_EXPR_BINARY_OPERATOR(>, GtOp)
-VEDA_EXPR_BINARY_OPERATOR(>=, GeOp)
-VEDA_EXPR_BINARY_OPERATOR(==, EqOp)
-VEDA_EXPR_BINARY_OPERATOR(!=, NeOp)
-#undef VEDA_EXPR_BINARY_OPERATOR
-
-#define VEDA_EXPR_BINARY_FUNCTION(name, Op)              \
-  template <class A, class B>                            \
-    requires detail::BinaryOperands<A, B>                \
-  auto name(A&& a, B&& b) {                              \
-    return detail::binary<detail::Op>(std::forward<A>(a), std::forward<B>(b)); \
-  }
-VEDA_EXPR_BINARY_FUNCTION(pow, PowOp)
-VEDA_EXPR_BINARY_FUNCTION(maximum, MaximumOp)
-VEDA_EXPR_BINARY_FUNCTION(minimum, MinimumOp)
-#undef VEDA_EXPR_BINARY_FUNCTION
+VEDA_EXPR_BINARY(operator+, AddOp)
+VEDA_EXPR_BINARY(operator-, SubOp)
+VEDA_EXPR_BINARY(operator*, MulOp)
+VEDA_EXPR_BINARY(operator/, DivOp)
+VEDA_EXPR_BINARY(operator<, LtOp)
+VEDA_EXPR_BINARY(operator<=, LeOp)
+VEDA_EXPR_BINARY(operator>, GtOp)
+VEDA_EXPR_BINARY(operator>=, GeOp)
+VEDA_EXPR_BINARY(operator==, EqOp)
+VEDA_EXPR_BINARY(operator!=, NeOp)
+VEDA_EXPR_BINARY(pow, PowOp)
+VEDA_EXPR_BINARY(maximum, MaximumOp)
+VEDA_EXPR_BINARY(minimum, MinimumOp)
+#undef VEDA_EXPR_BINARY
 
 #define VEDA_EXPR_UNARY_FUNCTION(name, Op)                             \
   template <class A>                                                   \
@@ -277,13 +276,8 @@ auto where(C&& c, A&& a, B&& b) {
     auto na = detail::ScalarNode<V>{static_cast<V>(a)};
     auto nb = detail::ScalarNode<V>{static_cast<V>(b)};
     return Expr<detail::WhereNode<decltype(nc), decltype(na), decltype(nb)>>({std::move(nc), na, nb});
-  } else if constexpr (detail::ScalarOperand<A>) {
-    auto nb = detail::tensor_node(std::forward<B>(b));
-    auto na = detail::operand_node<typename decltype(nb)::value_type>(std::forward<A>(a));
-    return Expr<detail::WhereNode<decltype(nc), decltype(na), decltype(nb)>>({std::move(nc), na, std::move(nb)});
   } else {
-    auto na = detail::tensor_node(std::forward<A>(a));
-    auto nb = detail::operand_node<typename decltype(na)::value_type>(std::forward<B>(b));
+    auto [na, nb] = detail::operand_nodes(std::forward<A>(a), std::forward<B>(b));
     return Expr<detail::WhereNode<decltype(nc), decltype(na), decltype(nb)>>(
         {std::move(nc), std::move(na), std::move(nb)});
   }
