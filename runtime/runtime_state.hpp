@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "runtime/device_api.hpp"
+#include "runtime/launch_count.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/worker_activity.hpp"
 #include "veda/config.hpp"
@@ -55,6 +56,8 @@ class RuntimeState {
   // GPU calls that ran on the CPU instead: device memory ran out, or a
   // launch or copy failed (veda::DeviceFault).
   std::atomic<std::uint64_t> cpu_fallbacks{0};
+  // launch_count() when this runtime started (Runtime::device_launches).
+  const std::uint64_t launches_at_start = launch_count();
   // Config::faults, Config::record, Config::replay (null when not asked for).
   std::unique_ptr<FaultInjector> faults;
   std::unique_ptr<DecisionRecorder> recorder;

@@ -39,7 +39,7 @@ void copy_device(Runtime& rt, void* dst, const void* src, std::size_t bytes, voi
   runtime_cuda_device(rt).copy_on_device(dst, src, bytes, s);
 }
 void synchronize(Runtime& rt, void* s) { runtime_cuda_device(rt).synchronize(s); }
-void check_launch(const char* what) { cuda::check(cudaGetLastError(), what); }
+void check_launch(const char* what) { cuda::launched(what); }
 void check(int cuda_error, const char* what) { cuda::check(static_cast<cudaError_t>(cuda_error), what); }
 
 void reduce_builtin(Runtime& rt, ReduceKind kind, ScalarType type, const void* in, std::size_t n,

@@ -304,7 +304,7 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
         auto unfused = [&] {
           detail::cuda::gemm(dev, detail::cuda::GemmTier::Cublas, s, dx, dw, dy, cs);
           detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
-          detail::cuda::check(cudaGetLastError(), "bias/activation kernel launch");
+          detail::cuda::launched("bias/activation kernel launch");
         };
         if constexpr (std::is_same_v<T, float>) {
           if (p.tier == Tier::GpuCublasLtFused)

@@ -282,6 +282,10 @@ MemoryStats Runtime::memory_stats() const {
   return m;
 }
 
+std::uint64_t Runtime::device_launches() const noexcept {
+  return detail::launch_count() - state_->launches_at_start;
+}
+
 std::size_t Runtime::empty_cache() {
   detail::DeviceApi* dev = state_->device();
   const std::size_t freed = dev ? dev->pool().trim() : 0;

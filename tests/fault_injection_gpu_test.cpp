@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/veda.hpp"
 
 namespace {
@@ -59,9 +60,9 @@ TEST_CASE("a faulting GPU map over host vectors runs on the CPU with the same re
     // Host vectors are copied by the call, not by a Buffer: no retry here.
     CHECK(m.cpu_fallbacks == 1);
     CHECK(d.device == veda::Device::Cpu);
+    const veda_test::DeviceWork w;
     CHECK(saxpy(x, y) == want);  // and the next call is back on the GPU
-    CHECK(veda::last_decision().device == veda::Device::Gpu);
-    CHECK(veda::last_decision().tier == "cuda");
+    veda_test::check_ran("cuda", w);
     CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 1);
   }
 }
@@ -78,10 +79,9 @@ TEST_CASE("a faulting copy of an Array is retried: the call stays on the GPU") {
     auto saxpy = veda::gpu(VEDA_LAMBDA((float a, float b) noexcept, { return 2 * a + b; }),
                            {.name = "retry-saxpy", .tier = "cuda"});
     const veda::Array<float> ax(x), ay(y);
+    const veda_test::DeviceWork w;
     const veda::Array<float> r = saxpy(ax, ay);
-    const auto d = veda::last_decision();
-    CHECK(d.device == veda::Device::Gpu);
-    CHECK(d.tier == "cuda");
+    veda_test::check_ran("cuda", w);
     CHECK(r.valid_on_device());
     CHECK(r.to_vector() == want);
     const auto m = veda::get_runtime().memory_stats();
@@ -112,8 +112,9 @@ TEST_CASE("faulting ops fall back too: matmul, sum, sort") {
     CHECK(veda::sum(x, {.tier = "cuda"}) == veda::sum(x, {.tier = "serial"}));
     auto keys = ints(100'003, 1000), sorted = keys;
     std::sort(sorted.begin(), sorted.end());
+    const veda_test::DeviceWork w;
     veda::sort(keys, {.tier = "cuda"});
-    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    veda_test::check_ran("cuda", w);
     CHECK(keys == sorted);
     CHECK(veda::get_runtime().memory_stats().faults_injected == 1);
   }

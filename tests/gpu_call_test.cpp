@@ -6,8 +6,9 @@
 // CUDA configuration (so the call sites have a GPU candidate) and by the
 // host compiler otherwise: the same checks run against each backend.
 // Where a GPU is usable, every call that forces a GPU tier or Placement::Gpu
-// must have run on the GPU (last_decision().device), in the forced tier;
-// without one it runs on the CPU, and strict forcing throws.
+// must have run on the GPU (last_decision().device), in the forced tier, and
+// launched device work (Runtime::device_launches rose); without one it runs
+// on the CPU, and strict forcing throws.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/gpu.hpp"
 
 namespace {
@@ -235,11 +237,13 @@ TEST_CASE("placement Gpu: runs on the GPU, or without one a logged fallback (an 
   auto on_gpu = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.placement = veda::Placement::Gpu, .name = "want-gpu"});
   auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; },
                           {.placement = veda::Placement::Gpu, .strict = true, .name = "strict"});
+  const veda_test::DeviceWork w;
   CHECK(on_gpu(std::vector<float>{1, 2}) == std::vector<float>{2, 3});
   const auto d = veda::last_decision();
   CHECK(d.name == "want-gpu");
   if (veda::get_runtime().gpu_usable()) {
     CHECK(d.device == veda::Device::Gpu);
+    CHECK(w.launches() > 0);
     CHECK(d.reason.find("forced to GPU by placement option") != std::string::npos);
     CHECK(strict(std::vector<float>{1}) == std::vector<float>{2});
     CHECK(veda::last_decision().device == veda::Device::Gpu);
@@ -286,18 +290,19 @@ TEST_CASE("a forced tier runs that tier; an unknown tier is an error before any 
                        veda::InvalidArgument);
   auto g = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.name = "forced-cuda", .tier = "cuda"});
   auto strict = veda::gpu([] VEDA_FN(float v) { return v + 1; }, {.strict = true, .name = "strict-cuda", .tier = "cuda"});
+  const veda_test::DeviceWork w;
   CHECK(g(x) == expect);
   const auto d = veda::last_decision();
   if (veda::get_runtime().gpu_usable()) {
-    CHECK(d.device == veda::Device::Gpu);
-    CHECK(d.tier == "cuda");
+    veda_test::check_ran("cuda", w);
     CHECK(d.reason == "forced tier cuda by option");
+    const veda_test::DeviceWork ws;
     CHECK(strict(x) == expect);
-    CHECK(veda::last_decision().device == veda::Device::Gpu);
-    CHECK(veda::last_decision().tier == "cuda");
+    veda_test::check_ran("cuda", ws);
     veda::Array<float> ax(x);  // an Array result stays on the device
+    const veda_test::DeviceWork wa;
     const veda::Array<float> r = g(ax);
-    CHECK(veda::last_decision().device == veda::Device::Gpu);
+    veda_test::check_ran("cuda", wa);
     CHECK(r.valid_on_device());
     CHECK(r.to_vector() == expect);
     CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
@@ -321,20 +326,41 @@ TEST_CASE("forced cuda-streamed: chunked through staging, equal to a serial loop
     for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<double>(i % 4099) - 2000.0;
     std::vector<double> expect(n);
     for (std::size_t i = 0; i < n; ++i) expect[i] = static_cast<double>(x[i] * 3.0f) + y[i];
+    const veda_test::DeviceWork w;
     CHECK(axpy(x, 3.0f, y) == expect);
     auto d = veda::last_decision();
     CHECK(d.sizes == std::vector<std::size_t>{n});
     CHECK(d.device == (gpu ? veda::Device::Gpu : veda::Device::Cpu));
     if (gpu) {
-      CHECK(d.tier == "cuda-streamed");
+      veda_test::check_ran("cuda-streamed", w);
       CHECK(d.reason == "forced tier cuda-streamed by option");
     }
     std::vector<double> out(n, -1.0);
+    const veda_test::DeviceWork wi;
     axpy.into(std::span<double>(out), std::span<const float>(x), 3.0f, y);
     CHECK(out == expect);
-    if (gpu) CHECK(veda::last_decision().tier == "cuda-streamed");
+    if (gpu) veda_test::check_ran("cuda-streamed", wi);
   }
   if (gpu) CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
+}
+
+TEST_CASE("device_launches counts a call's device work: none on the CPU, at least one per GPU call, from 0 per runtime") {
+  const auto x = ramp(4097, 1.0f);
+  {
+    Runtime rt;
+    CHECK(veda::get_runtime().device_launches() == 0);  // calibration's kernels are not calls' work
+    auto cpu = veda::gpu([] VEDA_FN(float v) { return v * 2; }, {.name = "counted-cpu", .tier = "tbb-static"});
+    (void)cpu(x);
+    CHECK(veda::get_runtime().device_launches() == 0);
+    auto dev = veda::gpu([] VEDA_FN(float v) { return v * 2; }, {.name = "counted-gpu", .tier = "cuda"});
+    for (std::uint64_t call = 1; call <= 3; ++call) {
+      (void)dev(x);
+      if (veda::get_runtime().gpu_usable()) CHECK(veda::get_runtime().device_launches() >= call);
+      else CHECK(veda::get_runtime().device_launches() == 0);  // the forced tier ran on the CPU
+    }
+  }
+  Runtime next;
+  CHECK(veda::get_runtime().device_launches() == 0);
 }
 
 TEST_CASE("VEDA_LAMBDA: one body, a CPU closure and a device closure") {

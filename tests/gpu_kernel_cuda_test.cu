@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "support/device_work.hpp"
 #include "veda/gpu_kernel.hpp"
 
 namespace {
@@ -30,13 +31,17 @@ TEST_CASE("forced onto the GPU: host vectors and Arrays") {
   for (std::size_t n : {std::size_t{1}, std::size_t{4099}, std::size_t{1} << 22}) {
     std::vector<float> x(n), y(n, 1.0f);
     std::iota(x.begin(), x.end(), 0.0f);
+    const veda_test::DeviceWork w;
     k(x, y, 2.0f);
     CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(w.launches() > 0);
     bool ok = true;
     for (std::size_t i = 0; i < n && ok; ++i) ok = y[i] == 1.0f + 2.0f * x[i];
     CHECK(ok);
     veda::Array<float> ax(x), ay(std::vector<float>(n, 0.0f));
+    const veda_test::DeviceWork wa;
     k(std::as_const(ax), ay, 1.0f);
+    CHECK(wa.launches() > 0);
     CHECK(ay.valid_on_device());
     CHECK_FALSE(ay.valid_on_host());
     CHECK(ay.to_vector() == x);

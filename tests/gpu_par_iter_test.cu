@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/par_iter.hpp"
 
 namespace {
@@ -31,8 +32,10 @@ TEST_CASE("device segments: compaction, reduction, collect_array") {
                     .gpu_map([] VEDA_FN(float v) { return v * 3.0f; })
                     .filter([] VEDA_FN(float v) { return v > 100.0f; })
                     .gpu_map([] VEDA_FN(float v) { return v + 1.0f; });
+    const veda_test::DeviceWork w;
     CHECK(pipe.collect() == expect);
     CHECK(veda::last_decision().device == veda::Device::Gpu);
+    CHECK(w.launches() > 0);
     CHECK(pipe.count() == expect.size());
     CHECK(pipe.sum() == doctest::Approx(std::accumulate(expect.begin(), expect.end(), 0.0)).epsilon(1e-5));
     veda::Array<float> a = pipe.collect_array();
@@ -50,9 +53,10 @@ TEST_CASE("streamed and co-executed tiers") {
   for (std::size_t i = 0; i < x.size(); ++i) expect[i] = std::sqrt(std::abs(x[i]));
   for (const char* tier : {"cuda-streamed", "cpu+gpu", "cuda"}) {
     CAPTURE(tier);
+    const veda_test::DeviceWork w;
     const auto got = veda::par_iter(x, {.tier = tier}).gpu_map([] VEDA_FN(float v) { return sqrtf(fabsf(v)); }).collect();
     CHECK(got == expect);
-    CHECK(veda::last_decision().tier == tier);
+    veda_test::check_ran(tier, w);
   }
   const double s = veda::par_iter(veda::range<std::int64_t>(0, 1 << 24), {.tier = "cpu+gpu"})
                        .gpu_map([] VEDA_FN(std::int64_t i) { return static_cast<double>(i % 10); })

@@ -10,6 +10,7 @@
 // updating thread, is what readers on other threads see afterwards, and
 // results computed from its old contents before the update keep them.
 // Values are small integers, so every float sum and map result is exact.
+// Every sum and map launches device work (Runtime::device_launches).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/veda.hpp"
 
 namespace shared_array_test {
@@ -122,6 +124,7 @@ void read_concurrently(const veda::Array<float>& shared, bool reflected, Errors&
                        const std::function<void()>& also = {}) {
   const float want = expected_sum(kN, reflected);
   auto map = twice_plus_one({.name = "shared-map", .tier = "cuda"});
+  const veda_test::DeviceWork w;  // each sum and each map launches device work
   run_threads(kReaders + (also ? 1 : 0), e, [&](int t) {
     if (t == kReaders) return also();
     for (int rep = 0; rep < reps; ++rep) {
@@ -136,6 +139,7 @@ void read_concurrently(const veda::Array<float>& shared, bool reflected, Errors&
       }
     }
   });
+  CHECK(w.launches() >= static_cast<std::uint64_t>(kReaders) * reps);
 }
 }  // namespace
 

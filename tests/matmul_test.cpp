@@ -99,11 +99,10 @@ void matmul_agrees(bool ta, bool tb) {
     for (const auto& tier : tiers(false)) {
       CAPTURE(tier);
       o.tier = tier;
+      const veda_test::DeviceWork w;
       check_close(veda::matmul(a, b, o), want, tolerance<T>(sh.k, tier));
-      if (!tier.empty()) {
-        CHECK(veda::last_decision().tier == tier);
-        CHECK(veda::last_decision().device == (tier.rfind("gpu", 0) == 0 ? veda::Device::Gpu : veda::Device::Cpu));
-      }
+      veda_test::check_ran(tier, w, sh.m * sh.n > 0);
+      if (!tier.empty()) CHECK(veda::last_decision().device == (tier.rfind("gpu", 0) == 0 ? veda::Device::Gpu : veda::Device::Cpu));
     }
   }
 }
@@ -157,8 +156,10 @@ TEST_CASE("matmul at n = 1024 and 4096, and with 10^7 outputs") {
     CAPTURE(tier);
     veda::MatmulOptions o;
     o.tier = tier;
+    const veda_test::DeviceWork w;
     const auto c = veda::matmul(a, b, o);
     REQUIRE(c.size() == m * n);
+    veda_test::check_ran(tier, w);
     const auto ch = c.host(), ah = a.host(), bh = b.host();
     for (std::size_t i : {std::size_t{0}, std::size_t{1}, m / 2, m - 1})
       for (std::size_t j : {std::size_t{0}, n / 3, n - 1}) {
@@ -287,8 +288,10 @@ TEST_CASE_TEMPLATE("linear = act(x w^T + bias) for every activation and tier", T
           CAPTURE(tier);
           veda::MatmulOptions lo;
           lo.tier = tier;
+          const veda_test::DeviceWork dw;
           const auto y = veda::linear(x, w, bv, act, lo);
           CHECK(veda::last_decision().name == "linear");
+          veda_test::check_ran(tier, dw, y.size() > 0);
           // GELU's tanh adds a few ulps of its own.
           check_close(y, want, tolerance<T>(sh.k, tier) * 2);
         }
@@ -378,9 +381,9 @@ TEST_CASE("the decision names the op, its shape classes and candidates") {
     for (const char* tier : {"gpu-tiled", "gpu-cublas"}) {
       CAPTURE(tier);
       o.tier = tier;
+      const veda_test::DeviceWork w;
       check_close(veda::matmul(a, b, o), want, tolerance<float>(100, tier));
-      CHECK(veda::last_decision().device == veda::Device::Gpu);
-      CHECK(veda::last_decision().tier == tier);
+      veda_test::check_ran(tier, w);
     }
     o.placement = veda::Placement::Gpu;  // the model's choice among GPU tiers
     o.tier.clear();
@@ -439,9 +442,10 @@ TEST_CASE_TEMPLATE("a 3-D matmul is a batch of products, a 2-D operand shared by
         for (const auto& tier : tiers(false)) {
           CAPTURE(tier);
           o.tier = tier;
+          const veda_test::DeviceWork w;
           const auto got = veda::matmul(a, b, o);
           REQUIRE(got.shape() == veda::Shape{batch, c.m, c.n});
-          if (!tier.empty() && got.size()) CHECK(veda::last_decision().tier == tier);
+          if (got.size()) veda_test::check_ran(tier, w);
           for (std::size_t i = 0; i < batch; ++i) {
             veda::MatmulOptions r = o;
             r.tier = "cpu-reference";

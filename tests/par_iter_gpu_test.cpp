@@ -12,6 +12,7 @@
 #include <numeric>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/reduce.hpp"
 
@@ -24,10 +25,11 @@ struct Runtime {
   ~Runtime() { veda::shutdown(); }
 };
 
-// An empty input is no work: it is answered on the calling thread, wherever placed.
-bool on_gpu_if_forced(veda::Placement p, std::size_t n) {
+// An empty input is no work: it is answered on the calling thread, wherever
+// placed. Otherwise placed on the GPU, the call launched device work since w.
+bool on_gpu_if_forced(veda::Placement p, std::size_t n, const veda_test::DeviceWork& w) {
   if (p != veda::Placement::Gpu || n == 0 || !veda::get_runtime().gpu_usable()) return true;
-  return veda::last_decision().device == veda::Device::Gpu;
+  return veda::last_decision().device == veda::Device::Gpu && w.launches() > 0;
 }
 }  // namespace
 
@@ -47,8 +49,9 @@ TEST_CASE("gpu_map runs with device filters: collect, count, sum, min, max") {
                       .gpu_map([] VEDA_FN(float v) { return v * 2.0f + 1.0f; })
                       .filter([] VEDA_FN(float v) { return v > 0.0f; })
                       .gpu_map([] VEDA_FN(float v) { return std::sqrt(v); });
+      const veda_test::DeviceWork w;
       CHECK(pipe.collect() == expect);
-      CHECK(on_gpu_if_forced(placement, n));
+      CHECK(on_gpu_if_forced(placement, n, w));
       CHECK(pipe.count() == expect.size());
       const double total = std::accumulate(expect.begin(), expect.end(), 0.0);
       CHECK(pipe.sum() == doctest::Approx(total).epsilon(1e-4));
@@ -70,9 +73,10 @@ TEST_CASE("index sources, collect_array and CPU stages around a GPU segment") {
         expect_sum += i * i % 7;
         if ((i * 3) % 4 != 0) expect.push_back(i * 3 + 1);
       }
+      const veda_test::DeviceWork w;
       CHECK(veda::par_iter(r, {.placement = placement}).gpu_map([] VEDA_FN(std::int64_t i) { return i * i % 7; }).sum() ==
             expect_sum);
-      CHECK(on_gpu_if_forced(placement, n));
+      CHECK(on_gpu_if_forced(placement, n, w));
       // CPU map before, device filter inside, CPU map after.
       const auto got = veda::par_iter(r, {.placement = placement})
                            .map([](std::int64_t i) { return i * 3; })
@@ -116,12 +120,13 @@ TEST_CASE("VEDA_LAMBDA stages: gpu_map, device filters and reduction operators")
   for (int x : v)
     if ((x * k) % 3 == 0) expect += static_cast<std::int64_t>(x) * k;
   for (auto placement : kPlacements) {
+    const veda_test::DeviceWork w;
     const auto got = veda::par_iter(v, {.placement = placement})
                          .gpu_map(VEDA_LAMBDA((int x), { return static_cast<std::int64_t>(x) * k; }))
                          .filter(VEDA_LAMBDA((std::int64_t x), { return x % 3 == 0; }))
                          .reduce(std::int64_t{0}, VEDA_LAMBDA((std::int64_t a, std::int64_t b), { return a + b; }));
     CHECK(got == expect);
-    CHECK(on_gpu_if_forced(placement, v.size()));
+    CHECK(on_gpu_if_forced(placement, v.size(), w));
   }
   CHECK(veda::reduce(v, 0LL, VEDA_LAMBDA((long long a, long long b), { return a + b; })) ==
         std::accumulate(v.begin(), v.end(), 0LL));

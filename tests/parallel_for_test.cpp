@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/parallel_for.hpp"
 #include "veda/veda.hpp"
 
@@ -35,11 +36,11 @@ veda::ParallelOptions forced(const std::string& tier) {
   return o;
 }
 
-// The tier the last call ran on is the one forced (the GPU one on the device).
-void check_ran_on(const std::string& tier) {
-  const veda::Decision d = veda::last_decision();
-  CHECK(d.tier == tier);
-  CHECK(d.device == (tier == "cuda" ? veda::Device::Gpu : veda::Device::Cpu));
+// The tier the last call ran on is the one forced (the GPU one on the
+// device, where it launched work since w began).
+void check_ran_on(const std::string& tier, const veda_test::DeviceWork& w) {
+  veda_test::check_ran(tier, w);
+  CHECK(veda::last_decision().device == (tier == "cuda" ? veda::Device::Gpu : veda::Device::Cpu));
 }
 
 veda::Array<double> ramp(std::size_t rows, std::size_t cols) {
@@ -59,11 +60,12 @@ TEST_CASE("1-D extents: every index once, on every tier, at edge sizes") {
       veda::Array<float> x(n), y(n);
       auto xh = x.host();
       for (std::size_t i = 0; i < n; ++i) xh[i] = static_cast<float>(i % 1000);
+      const veda_test::DeviceWork w;
       veda::parallel_for(
           n, veda::read(x), veda::write(y),
           [] VEDA_FN(std::size_t i, veda::View<const float> in, veda::View<float> out) { out[i] = 2.0f * in[i] + static_cast<float>(i % 7); },
           forced(tier));
-      if (n > 0) check_ran_on(tier);
+      if (n > 0) check_ran_on(tier, w);
       bool ok = true;
       const auto yh = y.host();
       for (std::size_t i = 0; i < n; ++i) ok &= yh[i] == 2.0f * static_cast<float>(i % 1000) + static_cast<float>(i % 7);
@@ -84,11 +86,12 @@ TEST_CASE("2-D and 3-D extents and boxes touching the edges give the serial loop
       CAPTURE(s.r);
       CAPTURE(s.c);
       veda::Array<double> out(s.r, s.c);
+      const veda_test::DeviceWork w;
       veda::parallel_for(
           veda::Extent<2>{s.r, s.c}, veda::write(out),
           [] VEDA_FN(std::size_t i, std::size_t j, veda::View<double> o) { o(i, j) = static_cast<double>(i * 10000 + j); },
           forced(tier));
-      check_ran_on(tier);
+      check_ran_on(tier, w);
       bool ok = true;
       for (std::size_t i = 0; i < s.r; ++i)
         for (std::size_t j = 0; j < s.c; ++j) ok &= out.at(i, j) == static_cast<double>(i * 10000 + j);
@@ -105,13 +108,14 @@ TEST_CASE("2-D and 3-D extents and boxes touching the edges give the serial loop
     // A 3-D Array: pages x rows x columns, a box touching the last row.
     const std::size_t P = 5, R = 11, C = 67;
     veda::Array<int> vol(P, R, C);
+    const veda_test::DeviceWork vol_work;
     veda::parallel_for(
         veda::Box<3>{{1, 0, 2}, {P, R, C - 1}}, veda::write(vol),
         [] VEDA_FN(std::size_t p, std::size_t r, std::size_t c, veda::View<int> v) {
           v(p, r, c) = static_cast<int>(p * 1000000 + r * 1000 + c + v.extent(2) - 67);
         },
         forced(tier));
-    check_ran_on(tier);
+    check_ran_on(tier, vol_work);
     bool ok = true;
     for (std::size_t p = 0; p < P; ++p)
       for (std::size_t r = 0; r < R; ++r)
@@ -211,8 +215,9 @@ TEST_CASE("parallel_reduce: built-in and user operators, init combined once, emp
       long long sum = 0, lo = xh[0], hi = xh[0];
       for (long long v : xh) sum += v, lo = std::min(lo, v), hi = std::max(hi, v);
       auto get = [] VEDA_FN(std::size_t i, veda::View<const long long> v) { return v[i]; };
+      const veda_test::DeviceWork w;
       CHECK(veda::parallel_reduce(n, veda::read(x), get, 7LL, veda::Plus{}, forced(tier)) == sum + 7);
-      check_ran_on(tier);
+      check_ran_on(tier, w);
       CHECK(veda::parallel_reduce(n, veda::read(x), get, 1LL << 40, veda::Min{}, forced(tier)) == lo);
       CHECK(veda::parallel_reduce(n, veda::read(x), get, -(1LL << 40), veda::Max{}, forced(tier)) == hi);
       // A user operator over a 2-D extent: a sum of squares.

@@ -60,9 +60,10 @@ void every_tier_same_bits() {
         CAPTURE(normal);
         CAPTURE(n);
         CAPTURE(tier);
+        const veda_test::DeviceWork w;
         const auto a = normal ? veda::random::normal<T>(n, seed, p0, p1, forced(tier))
                               : veda::random::uniform<T>(n, seed, p0, p1, forced(tier));
-        if (n && !tier.empty()) CHECK(veda::last_decision().tier == tier);
+        if (n) veda_test::check_ran(tier, w);
         CHECK(same_bits(a.to_vector(), want));
         std::vector<T> v(n, T(-7));
         if (normal) veda::random::normal_into(v, seed, p0, p1, forced(tier));
@@ -143,10 +144,11 @@ TEST_CASE("per-element calls inside index-space and pipeline functions give the 
     veda::ParallelOptions o;
     o.tier = tier;
     o.strict = true;
+    const veda_test::DeviceWork w;
     veda::parallel_for(
         n, veda::write(out),
         [] VEDA_FN(std::size_t i, veda::View<float> y) { y[i] = veda::random::normal_at<float>(17, i); }, o);
-    CHECK(veda::last_decision().tier == tier);
+    veda_test::check_ran(tier, w);
     CHECK(same_bits(out.to_vector(), want));
   }
   const auto u = veda::random::uniform<double>(n, 23, -1.0, 1.0).to_vector();

@@ -7,6 +7,7 @@
 
 #include "backends/cuda/handle_pool.hpp"
 #include "backends/cuda/spmv.hpp"
+#include "runtime/launch_count.hpp"
 
 namespace veda::detail::cuda {
 namespace {
@@ -55,6 +56,7 @@ void spmv_cusparse(const CsrOnDevice<T>& a, const T* x, T* y, T alpha, T beta, b
                "cusparseSpMV_bufferSize");
   check_sparse(cusparseSpMV(lease.h, op, &alpha, ma, vx, &beta, vy, type, alg, bytes ? scratch(bytes) : nullptr),
                "cusparseSpMV");
+  count_launch();
 }
 
 template void spmv_cusparse<float>(const CsrOnDevice<float>&, const float*, float*, float, float, bool, cudaStream_t,

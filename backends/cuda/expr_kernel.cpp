@@ -286,7 +286,7 @@ void launch_expr(const CudaDevice& dev, const ExprCall& c, const void* const* in
   const auto blocks = static_cast<unsigned>(
       std::min<long long>((n + kBlock - 1) / kBlock, static_cast<long long>(std::max(1, dev.info().sm_count)) * 32));
   void* args[] = {p.data()};
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kBlock), args, 0, s),
+  launched(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kBlock), args, 0, s),
         "veda: expression kernel launch");
 }
 

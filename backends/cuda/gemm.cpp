@@ -141,7 +141,7 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   if (tier == GemmTier::Tiled || s.k == 0) {  // k == 0: C = beta C, which the kernel computes
     for (std::size_t i = 0; i < s.batch; ++i)  // a batch: one launch per product
       launch_tiled_gemm(s.one(), a + i * s.stride_a, b + i * s.stride_b, c + i * s.stride_c, stream);
-    check(cudaGetLastError(), "gpu-tiled GEMM launch");
+    launched("gpu-tiled GEMM launch");
     return;
   }
   Lease lease(blas_pool());
@@ -173,6 +173,7 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
                                            count),
                  "cublasDgemmStridedBatched");
     }
+    count_launch();
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
@@ -184,6 +185,7 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
       check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
   } else
     check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasDgemm");
+  count_launch();
 }
 
 void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
@@ -212,6 +214,7 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
   check_blas(cublasLtMatmul(lease.h, plan->op, &one, w, plan->la, x, plan->lb, &zero, y, plan->lc, y, plan->lc,
                             &plan->algo, ws.get(), plan->workspace, stream),
              "cublasLtMatmul");
+  count_launch();
 }
 
 template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);

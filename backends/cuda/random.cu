@@ -29,7 +29,7 @@ void launch(T* out, std::size_t n, bool normal, std::uint64_t seed, T p0, T p1, 
   const auto grid = static_cast<unsigned>(std::min<std::size_t>((nblocks + kBlock - 1) / kBlock, std::size_t{1} << 16));
   if (normal) fill<T, true><<<grid, kBlock, 0, s>>>(out, n, nblocks, seed, p0, p1);
   else fill<T, false><<<grid, kBlock, 0, s>>>(out, n, nblocks, seed, p0, p1);
-  check(cudaGetLastError(), "veda::random kernel launch");
+  launched("veda::random kernel launch");
 }
 }  // namespace
 

@@ -118,7 +118,7 @@ void pass(AxisOp op, const T* in, R* out, const typename Op::Center* center, voi
   const std::size_t outputs = outer * inner;
   finish_kernel<Op><<<grid(std::min<std::size_t>((outputs + 255) / 256, 1 << 16)), 256, 0, s>>>(
       partial, out, outputs, sp.segs, op, static_cast<std::int64_t>(len), ddof);
-  check(cudaGetLastError(), "veda: reduction along an axis (kernel launch)");
+  launched("veda: reduction along an axis (kernel launch)");
 }
 
 }  // namespace
@@ -133,7 +133,7 @@ void reduce_axis_device(AxisOp op, ScalarType type, const void* in, void* out, v
   axis::with_type(type, [&]<class T>(T) {
     using S = sum_t<T>;
     if (op == AxisOp::Sum && len == 0) {
-      check(cudaMemsetAsync(out, 0, outer * inner * sizeof(S), s), "veda: sum of an empty axis");
+      launched(cudaMemsetAsync(out, 0, outer * inner * sizeof(S), s), "veda: sum of an empty axis");
       return;
     }
     axis::for_each_pass<T>(op, out, [&]<class Op, class R>(AxisOp fin, R* o, const typename Op::Center* centers) {

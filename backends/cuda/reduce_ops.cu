@@ -27,7 +27,7 @@ void run(const In* in, std::size_t n, Out init, Op op, void* host_result, CudaDe
   try {
     check(cub::DeviceReduce::Reduce(nullptr, temp_bytes, in, d_out, n, op, init, s), "cub::DeviceReduce");
     temp = dev.pool().allocate(temp_bytes, s);
-    check(cub::DeviceReduce::Reduce(temp, temp_bytes, in, d_out, n, op, init, s), "cub::DeviceReduce");
+    launched(cub::DeviceReduce::Reduce(temp, temp_bytes, in, d_out, n, op, init, s), "cub::DeviceReduce");
     check(cudaMemcpyAsync(host_result, d_out, sizeof(Out), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
   } catch (...) {

@@ -28,7 +28,7 @@ void run(CudaDevice& dev, const T* in, T* out, std::size_t n, bool inclusive, T 
   check(call(nullptr), "cub::DeviceScan (sizing)");
   void* temp = dev.pool().allocate(bytes, s);
   try {
-    check(call(temp), "cub::DeviceScan");
+    launched(call(temp), "cub::DeviceScan");
   } catch (...) {
     dev.pool().deallocate(temp, s);
     throw;

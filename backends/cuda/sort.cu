@@ -32,7 +32,7 @@ void radix(CudaDevice& dev, const K* kin, K* kout, const V* vin, V* vout, std::s
   };
   check(call(nullptr), "cub::DeviceRadixSort (sizing)");
   PoolBlock temp(dev.pool(), bytes, s);
-  check(call(temp.as<void>()), "cub::DeviceRadixSort");
+  launched(call(temp.as<void>()), "cub::DeviceRadixSort");
 }
 
 // The unsigned image of a float whose order is the sort's: -0.0 as +0.0,
@@ -68,7 +68,7 @@ template <class W>
 void gather_in_place(W* data, void* scratch, const std::uint64_t* pos, std::size_t n, cudaStream_t s) {
   auto* tmp = static_cast<W*>(scratch);
   gather<<<blocks_for(n), 256, 0, s>>>(data, tmp, pos, n);
-  check(cudaGetLastError(), "gather kernel");
+  launched("gather kernel");
   check(cudaMemcpyAsync(data, tmp, n * sizeof(W), cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
 }
 
@@ -80,7 +80,7 @@ void sort_floats(CudaDevice& dev, F* keys, void* values, std::size_t value_bytes
   PoolBlock pos(dev.pool(), n * sizeof(std::uint64_t), s), pos_sorted(dev.pool(), n * sizeof(std::uint64_t), s);
   PoolBlock scratch(dev.pool(), n * std::max(sizeof(F), value_bytes), s);
   make_images<<<blocks_for(n), 256, 0, s>>>(keys, img.as<U>(), pos.as<std::uint64_t>(), n, descending);
-  check(cudaGetLastError(), "key image kernel");
+  launched("key image kernel");
   radix<U, std::uint64_t>(dev, img.as<U>(), img_sorted.as<U>(), pos.as<std::uint64_t>(),
                           pos_sorted.as<std::uint64_t>(), n, descending, s);
   const auto* p = pos_sorted.as<std::uint64_t>();

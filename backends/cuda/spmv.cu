@@ -43,7 +43,7 @@ void spmv_kernel(const CsrOnDevice<T>& a, const T* x, T* y, T alpha, T beta, cud
   else if (mean <= 8) launch<T, 8>(a, x, y, alpha, beta, s);
   else if (mean <= 16) launch<T, 16>(a, x, y, alpha, beta, s);
   else launch<T, 32>(a, x, y, alpha, beta, s);
-  check(cudaGetLastError(), "veda::spmv kernel launch");
+  launched("veda::spmv kernel launch");
 }
 
 template void spmv_kernel<float>(const CsrOnDevice<float>&, const float*, float*, float, float, cudaStream_t);

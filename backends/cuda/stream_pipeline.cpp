@@ -35,7 +35,7 @@ void serial_map(CudaDevice& dev, std::span<const PipelineInput> inputs, void* ho
   for (std::size_t i = 0; i < inputs.size(); ++i)
     dev.copy_to_device(buf.in[i], inputs[i].host, n * inputs[i].elem_bytes, s, false);
   launch(ctx, buf.in.data(), buf.out, n, s);
-  check(cudaGetLastError(), "kernel launch");
+  launched("kernel launch");
   dev.copy_to_host(host_out, buf.out, n * out_elem_bytes, s, false);
 }
 
@@ -94,7 +94,7 @@ void pipelined_map(CudaDevice& dev, std::span<const PipelineInput> inputs, void*
       }
       const std::uint64_t span = dev.telemetry ? dev.trace_begin(s) : 0;  // the chunk's kernel, on its stream
       launch(ctx, stage.dev->in.data(), stage.dev->out, count, s);
-      check(cudaGetLastError(), "kernel launch");
+      launched("kernel launch");
       if (span) dev.trace_end(span, s, SpanKind::GpuCall, "streamed chunk", 0);
       check(cudaMemcpyAsync(stage.out->ptr, stage.dev->out, count * out_elem_bytes,
                             cudaMemcpyDeviceToHost, s),

@@ -39,7 +39,7 @@ void launch(const void* in, void* out, std::size_t rows, std::size_t cols, cudaS
       <<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(y), static_cast<unsigned>(z)), dim3(kTile, kRows),
          0, s>>>(static_cast<const W*>(in), static_cast<W*>(out), rows, cols, static_cast<W>(alpha),
                  static_cast<W>(beta));
-  check(cudaGetLastError(), "transpose kernel");
+  launched("transpose kernel");
 }
 }  // namespace
 

@@ -15,6 +15,7 @@
 // Runtime reference stays valid until shutdown().
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,12 @@ class Runtime {
   bool gpu_usable() const noexcept { return gpu().usable; }
   // Device pool and pinned staging figures; see veda/memory_stats.hpp.
   MemoryStats memory_stats() const;
+  // The device work veda's calls queued since this runtime started: one per
+  // kernel, CUB algorithm, cuBLAS or cuSPARSE call, generated expression
+  // kernel or gpu_kernel CUDA implementation whose launch succeeded. 0 without
+  // a GPU. A test reads it before and after a call to prove that the call's
+  // work ran on the device.
+  std::uint64_t device_launches() const noexcept;
   // See veda::empty_cache().
   std::size_t empty_cache();
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/device_work.hpp"
 #include "veda/runtime.hpp"
 
 namespace veda_test {

@@ -29,7 +29,7 @@ void copy_in(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* s
 void copy_out(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* stream, bool pinned);
 void copy_device(Runtime& rt, void* dst, const void* src, std::size_t bytes, void* stream);
 void synchronize(Runtime& rt, void* stream);
-void check_launch(const char* what);           // throws DeviceError on a launch failure
+void check_launch(const char* what);           // throws DeviceError on a launch failure, else counts it
 void check(int cuda_error, const char* what);  // a cudaError_t (e.g. CUB's); throws DeviceError unless 0
 
 // Device scratch memory returned to the pool on scope exit (stream ordered).
