@@ -23,12 +23,13 @@ namespace veda::detail {
 // same default name and tiers, so its default site is looked up once (the
 // registry takes a lock and compares strings).
 template <class Tag>
-Site& op_site(const std::string& name, const char* default_name, OpClass op, std::uint32_t tiers) {
+Site& op_site(const std::string& name, const char* default_name, OpClass op, std::uint32_t tiers,
+              const CostHint& hint = {}) {
   if (name.empty()) {
-    static Site* const site = site_for(&type_tag<Tag>, default_name, op, tiers, {});
+    static Site* const site = site_for(&type_tag<Tag>, default_name, op, tiers, hint);
     return *site;
   }
-  return *site_for(&type_tag<Tag>, name, op, tiers, {});
+  return *site_for(&type_tag<Tag>, name, op, tiers, hint);
 }
 
 // The fields every op sets; the op adds its shape and operand residency.

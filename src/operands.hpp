@@ -4,12 +4,18 @@
 // no Buffer and counts as valid everywhere.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
+#include <type_traits>
 
 #include "veda/array.hpp"
 #include "veda/build_config.hpp"
 #include "veda/detail/dispatch.hpp"
+#include "veda/detail/reduce_kind.hpp"
+#include "veda/detail/type_key.hpp"
+#include "veda/error.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/cuda_device.hpp"
 #include "runtime/runtime_state.hpp"
@@ -26,6 +32,30 @@ inline Shape make_shape(const std::size_t* e, int nd) {
     case 2: return Shape{e[0], e[1]};
     case 3: return Shape{e[0], e[1], e[2]};
     default: return Shape{e[0], e[1], e[2], e[3]};
+  }
+}
+
+// `axis` of shape `in` as an index in [0, ndim) (negative counts from the
+// last), or InvalidArgument naming the op (`what`), the axis and the shape.
+inline int checked_axis(const std::string& what, const Shape& in, int axis) {
+  const int nd = in.ndim();
+  if (axis < -nd || axis >= nd)
+    throw InvalidArgument(what + ": axis " + std::to_string(axis) + " is out of range for shape " + in.str() + " (" +
+                          std::to_string(nd) + " axes: " + std::to_string(-nd) + " to " + std::to_string(nd - 1) + ")");
+  return axis < 0 ? axis + nd : axis;
+}
+
+// The type slot of an op along an axis: its element type, and whether the
+// axis is contiguous (each learns its own times).
+inline const TypeKey* axis_slot(ScalarType t, bool contiguous) {
+  auto key = [contiguous]<class T>(T) {
+    return contiguous ? &type_tag<T, std::true_type> : &type_tag<T, std::false_type>;
+  };
+  switch (t) {
+    case ScalarType::F32: return key(float{});
+    case ScalarType::F64: return key(double{});
+    case ScalarType::I32: return key(std::int32_t{});
+    default: return key(std::int64_t{});
   }
 }
 

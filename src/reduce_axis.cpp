@@ -38,29 +38,10 @@ Site& axis_site(AxisOp op, const AxisOptions& o) {
   }
 }
 
-template <class T>
-const TypeKey* slot_key(bool contiguous) {
-  return contiguous ? &type_tag<T, std::true_type> : &type_tag<T, std::false_type>;
-}
-const TypeKey* slot_key(ScalarType t, bool contiguous) {
-  switch (t) {
-    case ScalarType::F32: return slot_key<float>(contiguous);
-    case ScalarType::F64: return slot_key<double>(contiguous);
-    case ScalarType::I32: return slot_key<std::int32_t>(contiguous);
-    default: return slot_key<std::int64_t>(contiguous);
-  }
-}
-
 std::size_t elem_bytes(ScalarType t) { return t == ScalarType::F32 || t == ScalarType::I32 ? 4 : 8; }
 
-// The axis as an index in [0, ndim), or InvalidArgument.
 int checked_axis(AxisOp op, const Shape& in, int axis) {
-  const int nd = in.ndim();
-  if (axis < -nd || axis >= nd)
-    throw InvalidArgument(std::string("veda::") + name(op) + ": axis " + std::to_string(axis) +
-                          " is out of range for shape " + in.str() + " (" + std::to_string(nd) + " axes: " +
-                          std::to_string(-nd) + " to " + std::to_string(nd - 1) + ")");
-  return axis < 0 ? axis + nd : axis;
+  return detail::checked_axis(std::string("veda::") + name(op), in, axis);
 }
 
 }  // namespace
@@ -96,7 +77,7 @@ void reduce_axis_buffers(AxisOp op, ScalarType type, Buffer* in, Buffer* out, co
   CallScope scope;
   Runtime& rt = scope.runtime();
   CallDesc d = op_desc(outer * len * inner, elem, o);
-  d.type_key = slot_key(type, inner == 1);
+  d.type_key = axis_slot(type, inner == 1);
   const bool two_passes = op == AxisOp::Var || op == AxisOp::Stddev;
   d.bytes_per_elem = static_cast<std::uint32_t>(two_passes ? 2 * elem : elem);
   d.dims[0] = outer;

@@ -1,0 +1,77 @@
+// Layer normalisation on the CPU: a row at a time, its mean (from offsets to
+// the row's first element) and its variance (a second pass: no
+// cancellation), then one pass writing the result. Sums are
+// taken in chunks of kChunk elements, each in vector lanes
+// (detail/lanes.hpp), the chunks' sums added in double, so a float sum's
+// error grows with the chunk, not the row. Workers take whole rows: a row's
+// bits do not depend on the tier.
+#include "backends/cpu/layer_norm.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/cpu_executor.hpp"
+#include "veda/detail/lanes.hpp"
+
+namespace veda::detail::cpu {
+namespace {
+constexpr std::size_t kTask = 1 << 15;  // elements per task
+constexpr std::size_t kChunk = 4096;    // elements per partial sum
+
+// load(i) summed over [0, n).
+template <class T, class Load>
+double sum(const Load& load, std::size_t n) {
+  double s = 0;
+  for (std::size_t c = 0; c < n; c += kChunk)
+    s += reduce_lanes<T>(load, c, std::min(n, c + kChunk), T(0), [](T a, T b) { return a + b; });
+  return s;
+}
+
+template <class T>
+void row(const T* x, const T* gamma, const T* beta, T* y, std::size_t d, double eps) {
+  // Summed as offsets from the first element: a float sum's error then
+  // scales with the row's spread, not with its mean.
+  const T pivot = x[0];
+  const T mean = static_cast<T>(pivot + sum<T>([x, pivot](std::size_t i) { return x[i] - pivot; }, d) / static_cast<double>(d));
+  const double var = sum<T>(
+                         [x, mean](std::size_t i) {
+                           const T c = x[i] - mean;
+                           return c * c;
+                         },
+                         d) /
+                     static_cast<double>(d);
+  const T rstd = static_cast<T>(1 / std::sqrt(var + eps));
+  for (std::size_t i = 0; i < d; ++i) {
+    const T v = (x[i] - mean) * rstd;
+    y[i] = (gamma ? v * gamma[i] : v) + (beta ? beta[i] : T(0));
+  }
+}
+
+template <class T>
+void run(CpuExecutor* par, const T* x, const T* gamma, const T* beta, T* y, std::size_t rows, std::size_t d, double eps) {
+  auto rows_in = [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t r = lo; r < hi; ++r) row(x + r * d, gamma, beta, y + r * d, d, eps);
+  };
+  if (!par) return rows_in(0, rows);
+  par->execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, std::max<std::size_t>(kTask / d, 1)),
+                      [&](const auto& r) { rows_in(r.begin(), r.end()); });
+  });
+}
+
+}  // namespace
+
+void layer_norm(CpuExecutor* parallel, ScalarType type, const void* x, const void* gamma, const void* beta, void* out,
+                std::size_t rows, std::size_t d, double eps) {
+  if (type == ScalarType::F32)
+    run(parallel, static_cast<const float*>(x), static_cast<const float*>(gamma), static_cast<const float*>(beta),
+        static_cast<float*>(out), rows, d, eps);
+  else
+    run(parallel, static_cast<const double*>(x), static_cast<const double*>(gamma), static_cast<const double*>(beta),
+        static_cast<double*>(out), rows, d, eps);
+}
+
+}  // namespace veda::detail::cpu
