@@ -43,11 +43,8 @@ void layer_norm_buffers(ScalarType type, Buffer* x, Buffer* gamma, Buffer* beta,
   const std::size_t cols = shape[shape.ndim() - 1], rows = shape.size() / cols;
   CallScope scope;
   Runtime& rt = scope.runtime();
-  d.type_key = axis_slot(type, true);
+  describe_axis(d, type, {rows, cols, 1});
   d.bytes_per_elem = static_cast<std::uint32_t>(2 * elem);
-  d.dims[0] = rows;
-  d.dims[1] = cols;
-  d.ndims = 2;
   describe_buffers(d, {x, gamma, beta});
   run_op(
       rt, op_site<LayerNormTag>(o.name, "layer_norm", OpClass::Reduce,

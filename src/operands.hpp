@@ -45,18 +45,30 @@ inline int checked_axis(const std::string& what, const Shape& in, int axis) {
   return axis < 0 ? axis + nd : axis;
 }
 
-// The type slot of an op along an axis: its element type, and whether the
-// axis is contiguous (each learns its own times).
-inline const TypeKey* axis_slot(ScalarType t, bool contiguous) {
-  auto key = [contiguous]<class T>(T) {
-    return contiguous ? &type_tag<T, std::true_type> : &type_tag<T, std::false_type>;
-  };
-  switch (t) {
-    case ScalarType::F32: return key(float{});
-    case ScalarType::F64: return key(double{});
-    case ScalarType::I32: return key(std::int32_t{});
-    default: return key(std::int64_t{});
-  }
+// A shape viewed around axis a as [outer, len, inner].
+struct AxisSplit {
+  std::size_t outer = 1, len = 0, inner = 1;
+};
+inline AxisSplit split_at(const Shape& s, int a) {
+  AxisSplit r;
+  for (int k = 0; k < a; ++k) r.outer *= s[k];
+  for (int k = a + 1; k < s.ndim(); ++k) r.inner *= s[k];
+  r.len = s[a];
+  return r;
+}
+
+// An op along an axis: its shape for the cost model, and its type slot (the
+// element type, and whether the axis is contiguous: each learns its own times).
+inline void describe_axis(CallDesc& d, ScalarType t, const AxisSplit& s) {
+  auto key = [&]<class T>(T) { return s.inner == 1 ? &type_tag<T, std::true_type> : &type_tag<T, std::false_type>; };
+  d.type_key = t == ScalarType::F32   ? key(float{})
+               : t == ScalarType::F64 ? key(double{})
+               : t == ScalarType::I32 ? key(std::int32_t{})
+                                      : key(std::int64_t{});
+  d.dims[0] = s.outer;
+  d.dims[1] = s.len;
+  d.dims[2] = s.inner;
+  d.ndims = 3;
 }
 
 // Adds where the operands' valid copies are to d (the bytes each tier would

@@ -67,23 +67,16 @@ Shape axis_result_shape(AxisOp op, const Shape& in, int axis, const AxisOptions&
 
 void reduce_axis_buffers(AxisOp op, ScalarType type, Buffer* in, Buffer* out, const Shape& shape, int axis,
                          const AxisOptions& o) {
-  const int a = checked_axis(op, shape, axis);
-  std::size_t outer = 1, inner = 1;
-  for (int d = 0; d < a; ++d) outer *= shape[d];
-  for (int d = a + 1; d < shape.ndim(); ++d) inner *= shape[d];
-  const std::size_t len = shape[a];
+  const AxisSplit sp = split_at(shape, checked_axis(op, shape, axis));
+  const auto [outer, len, inner] = sp;
   if (outer * inner == 0) return;  // no results to compute
   const std::size_t elem = elem_bytes(type);
   CallScope scope;
   Runtime& rt = scope.runtime();
   CallDesc d = op_desc(outer * len * inner, elem, o);
-  d.type_key = axis_slot(type, inner == 1);
+  describe_axis(d, type, sp);
   const bool two_passes = op == AxisOp::Var || op == AxisOp::Stddev;
   d.bytes_per_elem = static_cast<std::uint32_t>(two_passes ? 2 * elem : elem);
-  d.dims[0] = outer;
-  d.dims[1] = len;
-  d.dims[2] = inner;
-  d.ndims = 3;
   describe_buffers(d, {in});
   run_op(
       rt, axis_site(op, o), d,

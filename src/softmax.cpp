@@ -28,24 +28,24 @@ Site& softmax_site(bool log, const SoftmaxOptions& o) {
 
 }  // namespace
 
+void check_row_out(const char* what, const Shape& out, const Shape& x, bool same_storage) {
+  if (out != x)
+    throw InvalidArgument(std::string(what) + ": out has shape " + out.str() + "; it must have x's shape " + x.str());
+  if (same_storage) throw InvalidArgument(std::string(what) + ": out must not be x (the result is not computed in place)");
+}
+
 void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shape, int axis, bool log,
                      const SoftmaxOptions& o) {
   const int a = checked_axis(log ? "veda::log_softmax" : "veda::softmax", shape, axis);
   const std::size_t elem = type == ScalarType::F32 ? 4 : 8;
   CallDesc d = op_desc(shape.size(), elem, o);  // checks placement and tier
   if (shape.size() == 0) return;
-  std::size_t outer = 1, inner = 1;
-  for (int k = 0; k < a; ++k) outer *= shape[k];
-  for (int k = a + 1; k < shape.ndim(); ++k) inner *= shape[k];
-  const std::size_t len = shape[a];
+  const AxisSplit sp = split_at(shape, a);
+  const auto [outer, len, inner] = sp;
   CallScope scope;
   Runtime& rt = scope.runtime();
-  d.type_key = axis_slot(type, inner == 1);
+  describe_axis(d, type, sp);
   d.bytes_per_elem = static_cast<std::uint32_t>(2 * elem);
-  d.dims[0] = outer;
-  d.dims[1] = len;
-  d.dims[2] = inner;
-  d.ndims = 3;
   describe_buffers(d, {in});
   run_op(
       rt, softmax_site(log, o), d,

@@ -7,8 +7,10 @@
 // multiple of any chunk, and 10^7 elements; the CPU tiers give the same
 // bits; a row of one element gives beta; a constant row with eps = 0 and a
 // row holding NaN or inf give NaN; an empty input gives an empty result;
-// gamma or beta of the wrong shape, and a negative or non-finite eps, are
-// InvalidArgument naming them, before any work.
+// layer_norm_into writes the same values into an Array of x's shape; gamma
+// or beta of the wrong shape, a negative or non-finite eps, and an out of
+// another shape or that is x, are InvalidArgument naming them, before any
+// work.
 // Built twice in the CUDA configuration: layer_norm_test and gpu_layer_norm_test (gpu).
 #include <doctest/doctest.h>
 
@@ -142,6 +144,24 @@ TEST_CASE("edge rows: one element gives beta; a constant row with eps 0, NaN and
     const veda::Array<float> empty(veda::Shape{0, 8});
     CHECK(veda::layer_norm(empty, {}, {}, 1e-5, forced(tier)).shape() == veda::Shape{0, 8});
   }
+}
+
+TEST_CASE("layer_norm_into writes into out; out of another shape, or x itself, is an error") {
+  veda_test::OpRuntime rt;
+  const auto x = values<double>(veda::Shape{5, 300}, 2.0, 1.0), g = values<double>(veda::Shape{300}, 0.5, 1.0);
+  for (const auto& tier : tiers()) {
+    CAPTURE(tier);
+    veda::Array<double> out(veda::Shape{5, 300});
+    const auto* storage = out.buffer();
+    veda::layer_norm_into(out, x, g, {}, 1e-3, forced(tier));
+    CHECK(out.buffer() == storage);  // written in place: no new storage
+    CHECK(mismatches(out, reference(x, g, {}, 1e-3)) == 0);
+  }
+  veda::Array<double> wrong(veda::Shape{1500}), self(veda::Shape{5, 300});
+  CHECK_THROWS_WITH_AS(veda::layer_norm_into(wrong, x, g, g), doctest::Contains("out has shape [1500]"),
+                       veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS(veda::layer_norm_into(self, self, g, g), doctest::Contains("out must not be x"),
+                       veda::InvalidArgument);
 }
 
 TEST_CASE("gamma, beta and eps are checked before any work; so are the tier and the placement") {

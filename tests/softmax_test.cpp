@@ -7,7 +7,9 @@
 // extents, and one slice of 10^7 + 19 elements; logits near 1000 do not
 // overflow; NaN, +inf and all -inf slices give NaN as in PyTorch; the CPU
 // tiers give bitwise-identical results; an empty input gives an empty
-// result; a bad axis or tier is InvalidArgument before any work.
+// result; the _into forms write the same values into an Array of x's shape;
+// a bad axis or tier, and an out of another shape or that is x, are
+// InvalidArgument before any work.
 // Built twice in the CUDA configuration: softmax_test and gpu_softmax_test (gpu).
 #include <doctest/doctest.h>
 
@@ -186,6 +188,26 @@ TEST_CASE("an empty input gives an empty result of its shape; bad axes, tiers an
                        veda::InvalidArgument);
   CHECK_THROWS_AS(veda::softmax(empty, 0, {.tier = "quantum"}), veda::InvalidArgument);
   CHECK_THROWS_AS(veda::softmax(x, -1, {.placement = static_cast<veda::Placement>(42)}), veda::InvalidArgument);
+}
+
+TEST_CASE("softmax_into and log_softmax_into write into out; out of another shape, or x itself, is an error") {
+  veda_test::OpRuntime rt;
+  const auto x = logits<double>(veda::Shape{6, 257});
+  for (const auto& tier : tiers()) {
+    CAPTURE(tier);
+    veda::Array<double> out(veda::Shape{6, 257});
+    const auto* storage = out.buffer();
+    veda::softmax_into(out, x, 0, forced(tier));
+    CHECK(out.buffer() == storage);  // written in place: no new storage
+    CHECK(mismatches(out, reference(x, 0, false), false) == 0);
+    veda::log_softmax_into(out, x, -1, forced(tier));
+    CHECK(mismatches(out, reference(x, -1, true), true) == 0);
+  }
+  veda::Array<double> wrong(veda::Shape{257, 6}), self(veda::Shape{6, 257});
+  CHECK_THROWS_WITH_AS(veda::softmax_into(wrong, x),
+                       doctest::Contains("veda::softmax_into: out has shape [257, 6]; it must have x's shape [6, 257]"),
+                       veda::InvalidArgument);
+  CHECK_THROWS_WITH_AS(veda::log_softmax_into(self, self), doctest::Contains("out must not be x"), veda::InvalidArgument);
 }
 
 TEST_CASE("decisions name the op; a forced GPU tier without a GPU runs on the CPU, or throws when strict") {

@@ -1,9 +1,8 @@
-// Layer normalisation on the CPU: a row at a time, its mean (from offsets to
-// the row's first element) and its variance (a second pass: no
-// cancellation), then one pass writing the result. Sums are
-// taken in chunks of kChunk elements, each in vector lanes
-// (detail/lanes.hpp), the chunks' sums added in double, so a float sum's
-// error grows with the chunk, not the row. Workers take whole rows: a row's
+// Layer normalisation on the CPU: a row at a time, its mean and its variance
+// (a second pass: no cancellation), then one pass writing the result. Sums
+// are taken in chunks, each in vector lanes (detail/lanes.hpp), the chunks'
+// sums added in double, so a float sum's error grows with the chunk, not
+// the row. Workers take whole rows: a row's
 // bits do not depend on the tier.
 #include "backends/cpu/layer_norm.hpp"
 
@@ -19,35 +18,41 @@
 namespace veda::detail::cpu {
 namespace {
 constexpr std::size_t kTask = 1 << 15;  // elements per task
-constexpr std::size_t kChunk = 4096;    // elements per partial sum
 
-// load(i) summed over [0, n).
+// load(i) summed over [0, n), in chunks of `chunk` elements.
 template <class T, class Load>
-double sum(const Load& load, std::size_t n) {
+double sum(const Load& load, std::size_t n, std::size_t chunk) {
   double s = 0;
-  for (std::size_t c = 0; c < n; c += kChunk)
-    s += reduce_lanes<T>(load, c, std::min(n, c + kChunk), T(0), [](T a, T b) { return a + b; });
+  for (std::size_t c = 0; c < n; c += chunk)
+    s += reduce_lanes<T>(load, c, std::min(n, c + chunk), T(0), [](T a, T b) { return a + b; });
   return s;
 }
 
 template <class T>
 void row(const T* x, const T* gamma, const T* beta, T* y, std::size_t d, double eps) {
-  // Summed as offsets from the first element: a float sum's error then
-  // scales with the row's spread, not with its mean.
-  const T pivot = x[0];
-  const T mean = static_cast<T>(pivot + sum<T>([x, pivot](std::size_t i) { return x[i] - pivot; }, d) / static_cast<double>(d));
+  // The mean's chunks are short (a lane adds 16 elements): a float lane's
+  // error grows with the row's mean, which the deviations do not share.
+  const T mean = static_cast<T>(sum<T>([x](std::size_t i) { return x[i]; }, d, 256) / static_cast<double>(d));
   const double var = sum<T>(
                          [x, mean](std::size_t i) {
                            const T c = x[i] - mean;
                            return c * c;
                          },
-                         d) /
+                         d, 4096) /
                      static_cast<double>(d);
   const T rstd = static_cast<T>(1 / std::sqrt(var + eps));
-  for (std::size_t i = 0; i < d; ++i) {
-    const T v = (x[i] - mean) * rstd;
-    y[i] = (gamma ? v * gamma[i] : v) + (beta ? beta[i] : T(0));
-  }
+  // One loop per affine part: a test inside would keep it from vectorising.
+  auto write = [&](auto scale, auto shift) {
+    for (std::size_t i = 0; i < d; ++i) y[i] = scale(i, (x[i] - mean) * rstd) + shift(i);
+  };
+  auto scaled = [gamma](std::size_t i, T v) { return v * gamma[i]; };
+  auto plain = [](std::size_t, T v) { return v; };
+  auto shifted = [beta](std::size_t i) { return beta[i]; };
+  auto unshifted = [](std::size_t) { return T(0); };
+  if (gamma && beta) write(scaled, shifted);
+  else if (gamma) write(scaled, unshifted);
+  else if (beta) write(plain, shifted);
+  else write(plain, unshifted);
 }
 
 template <class T>

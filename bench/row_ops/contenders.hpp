@@ -3,8 +3,9 @@
 // write them: three passes per softmax row, two sums and a pass per
 // layer_norm row, sums in bench/common/lanes.hpp's lanes (as veda's); the
 // oneTBB peer gives rows to workers. veda's calls take Arrays made once (as
-// a program holding its tensors in veda::Arrays would), choose their tier
-// and leave the result where it was computed.
+// a program holding its tensors in veda::Arrays would) and write into an
+// output Array made once (the _into forms), as the peers write into theirs;
+// they choose their tier and leave the result where it was computed.
 #pragma once
 
 #include <algorithm>
@@ -20,11 +21,12 @@ namespace bench::row_ops {
 
 void serial_softmax(const float* x, float* y, std::size_t rows, std::size_t cols);
 void tbb_softmax(const float* x, float* y, std::size_t rows, std::size_t cols);
-void veda_softmax(const veda::Array<float>& x);
+void veda_softmax(const veda::Array<float>& x, veda::Array<float>& y);
 
 void serial_layer_norm(const float* x, const float* g, const float* b, float* y, std::size_t rows, std::size_t cols);
 void tbb_layer_norm(const float* x, const float* g, const float* b, float* y, std::size_t rows, std::size_t cols);
-void veda_layer_norm(const veda::Array<float>& x, const veda::Array<float>& g, const veda::Array<float>& b);
+void veda_layer_norm(const veda::Array<float>& x, const veda::Array<float>& g, const veda::Array<float>& b,
+                     veda::Array<float>& y);
 
 inline void softmax_row(const float* x, float* y, std::size_t n) {
   float m = -std::numeric_limits<float>::infinity();

@@ -42,14 +42,15 @@ Table run(bool softmax, const Options& opt, std::vector<double>& ratios) {
     std::vector<float> y(n);
     const veda::Array<float> ax(veda::Shape{c.rows, c.cols}, std::vector<float>(x)), ag(veda::Shape{c.cols}, std::vector<float>(g)),
         ab(veda::Shape{c.cols}, std::vector<float>(b));
+    veda::Array<float> ay(veda::Shape{c.rows, c.cols});
     std::vector<std::function<void()>> rs;
     if (softmax) {
       rs = {[&] { ro::serial_softmax(x.data(), y.data(), c.rows, c.cols); },
-            [&] { ro::tbb_softmax(x.data(), y.data(), c.rows, c.cols); }, [&] { ro::veda_softmax(ax); }};
+            [&] { ro::tbb_softmax(x.data(), y.data(), c.rows, c.cols); }, [&] { ro::veda_softmax(ax, ay); }};
     } else {
       rs = {[&] { ro::serial_layer_norm(x.data(), g.data(), b.data(), y.data(), c.rows, c.cols); },
             [&] { ro::tbb_layer_norm(x.data(), g.data(), b.data(), y.data(), c.rows, c.cols); },
-            [&] { ro::veda_layer_norm(ax, ag, ab); }};
+            [&] { ro::veda_layer_norm(ax, ag, ab, ay); }};
     }
     for (int i = 0; i < 20; ++i) rs.back()();  // veda learns
     std::vector<int> batch;

@@ -4,10 +4,11 @@
 
 namespace bench::row_ops {
 
-void veda_softmax(const veda::Array<float>& x) { (void)veda::softmax(x); }
+void veda_softmax(const veda::Array<float>& x, veda::Array<float>& y) { veda::softmax_into(y, x); }
 
-void veda_layer_norm(const veda::Array<float>& x, const veda::Array<float>& g, const veda::Array<float>& b) {
-  (void)veda::layer_norm(x, g, b);
+void veda_layer_norm(const veda::Array<float>& x, const veda::Array<float>& g, const veda::Array<float>& b,
+                     veda::Array<float>& y) {
+  veda::layer_norm_into(y, x, g, b);
 }
 
 }  // namespace bench::row_ops

@@ -4,6 +4,7 @@
 //   veda::Array<float> gamma(d_model), beta(d_model);
 //   auto y = veda::layer_norm(x, gamma, beta);          // eps = 1e-5
 //   auto z = veda::layer_norm(x, {}, {}, 1e-6);         // no affine part
+//   veda::layer_norm_into(y, x, gamma, beta);           // into an Array of x's shape
 //
 // Contract:
 // - Array<float> or Array<double>, 1- to 4-D. Each row (a slice along the
@@ -14,7 +15,9 @@
 // - gamma and beta: each a 1-D Array of D elements, or empty (a
 //   default-constructed Array): no scale, or no shift. eps: finite and >= 0.
 //   Anything else is veda::InvalidArgument naming it, before any work.
-// - The result has x's shape (an empty x: an empty result, no work). A row
+// - The result has x's shape (an empty x: an empty result, no work); the
+//   _into form writes it into `out`, which must have x's shape and not be x
+//   (InvalidArgument otherwise): no allocation. A row
 //   holding a NaN or an infinity gives NaN throughout; with eps = 0 a
 //   constant row gives NaN (0 / 0), as in PyTorch.
 // - Tiers: serial, tbb-auto (rows split among workers), cuda (a warp per row
@@ -31,7 +34,7 @@
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/reduce_kind.hpp"
-#include "veda/softmax.hpp"  // detail::RowElem
+#include "veda/softmax.hpp"  // detail::RowElem, check_row_out, new_like
 
 namespace veda {
 
@@ -49,12 +52,17 @@ void layer_norm_buffers(ScalarType type, Buffer* x, Buffer* gamma, Buffer* beta,
 }  // namespace detail
 
 template <detail::RowElem T>
-Array<T> layer_norm(const Array<T>& x, const Array<T>& gamma, const Array<T>& beta, double eps = 1e-5,
-                    const LayerNormOptions& o = {}) {
-  auto out = Array<T>::from_storage(detail::make_host_storage(x.size() * sizeof(T)), x.size());
-  out.reshape(x.shape());
+void layer_norm_into(Array<T>& out, const Array<T>& x, const Array<T>& gamma, const Array<T>& beta,
+                     double eps = 1e-5, const LayerNormOptions& o = {}) {
+  detail::check_row_out("veda::layer_norm_into", out.shape(), x.shape(), out.buffer() && out.buffer() == x.buffer());
   detail::layer_norm_buffers(detail::scalar_type_of<T>(), x.buffer(), gamma.buffer(), beta.buffer(), out.buffer(),
                              x.shape(), gamma.shape(), beta.shape(), eps, o);
+}
+template <detail::RowElem T>
+Array<T> layer_norm(const Array<T>& x, const Array<T>& gamma, const Array<T>& beta, double eps = 1e-5,
+                    const LayerNormOptions& o = {}) {
+  auto out = detail::new_like(x);
+  layer_norm_into(out, x, gamma, beta, eps, o);
   return out;
 }
 

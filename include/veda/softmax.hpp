@@ -4,6 +4,7 @@
 //   auto p = veda::softmax(logits);            // along the last axis
 //   auto q = veda::softmax(scores, 1);         // along axis 1 of [b, s, t]
 //   auto l = veda::log_softmax(logits, -1);    // for cross-entropy
+//   veda::softmax_into(p, logits);             // into an Array of x's shape
 //
 // Contract:
 // - Array<float> or Array<double>, 1- to 4-D; `axis` negative counts from the
@@ -14,7 +15,8 @@
 //   log_softmax(x)_i = x_i - m - log(sum_j exp(x_j - m)), so no finite input
 //   overflows. As in PyTorch, a slice holding a NaN or +inf, or only -inf,
 //   gives NaN throughout. The result has x's shape (an empty x: an empty
-//   result, no work).
+//   result, no work). The _into forms write it into `out`, which must have
+//   x's shape and not be x (InvalidArgument otherwise): no allocation.
 // - Tiers: serial, tbb-auto (slices, column blocks and long slices split
 //   among workers), cuda (a warp per slice up to 1024 elements, a block per
 //   longer one, warp-shuffle reductions; a thread per column for an axis that
@@ -48,23 +50,42 @@ concept RowElem = std::is_same_v<T, float> || std::is_same_v<T, double>;
 // out: a buffer of in's size (both null when x is empty).
 void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shape, int axis, bool log,
                      const SoftmaxOptions& o);
+// An _into form's out: x's shape, and not x's storage (InvalidArgument naming `what`).
+void check_row_out(const char* what, const Shape& out, const Shape& x, bool same_storage);
 
 template <class T>
-Array<T> softmax(const Array<T>& x, int axis, bool log, const SoftmaxOptions& o) {
+Array<T> new_like(const Array<T>& x) {
   auto out = Array<T>::from_storage(make_host_storage(x.size() * sizeof(T)), x.size());
   out.reshape(x.shape());
-  softmax_buffers(scalar_type_of<T>(), x.buffer(), out.buffer(), x.shape(), axis, log, o);
   return out;
+}
+template <class T>
+void softmax_into(Array<T>& out, const Array<T>& x, int axis, bool log, const SoftmaxOptions& o) {
+  check_row_out(log ? "veda::log_softmax_into" : "veda::softmax_into", out.shape(), x.shape(),
+                out.buffer() && out.buffer() == x.buffer());
+  softmax_buffers(scalar_type_of<T>(), x.buffer(), out.buffer(), x.shape(), axis, log, o);
 }
 }  // namespace detail
 
 template <detail::RowElem T>
+void softmax_into(Array<T>& out, const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
+  detail::softmax_into(out, x, axis, false, o);
+}
+template <detail::RowElem T>
+void log_softmax_into(Array<T>& out, const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
+  detail::softmax_into(out, x, axis, true, o);
+}
+template <detail::RowElem T>
 Array<T> softmax(const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
-  return detail::softmax(x, axis, false, o);
+  auto out = detail::new_like(x);
+  softmax_into(out, x, axis, o);
+  return out;
 }
 template <detail::RowElem T>
 Array<T> log_softmax(const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
-  return detail::softmax(x, axis, true, o);
+  auto out = detail::new_like(x);
+  log_softmax_into(out, x, axis, o);
+  return out;
 }
 
 }  // namespace veda
