@@ -32,12 +32,14 @@ void check_affine(const char* what, const Shape& s, const Shape& x) {
 }  // namespace
 
 void layer_norm_buffers(ScalarType type, Buffer* x, Buffer* gamma, Buffer* beta, Buffer* out, const Shape& shape,
-                        const Shape& gamma_shape, const Shape& beta_shape, double eps, const LayerNormOptions& o) {
+                        const Shape& gamma_shape, const Shape& beta_shape, const Shape& out_shape, double eps,
+                        const LayerNormOptions& o) {
+  check_out("veda::layer_norm_into", out_shape, shape, out, x);
   if (!std::isfinite(eps) || eps < 0)
     throw InvalidArgument("veda::layer_norm: eps must be finite and >= 0 (got " + std::to_string(eps) + ")");
   check_affine("gamma", gamma_shape, shape);
   check_affine("beta", beta_shape, shape);
-  const std::size_t elem = type == ScalarType::F32 ? 4 : 8;
+  const std::size_t elem = elem_bytes(type);
   CallDesc d = op_desc(shape.size(), elem, o);  // checks placement and tier
   if (shape.size() == 0) return;
   const std::size_t cols = shape[shape.ndim() - 1], rows = shape.size() / cols;

@@ -45,6 +45,17 @@ inline int checked_axis(const std::string& what, const Shape& in, int axis) {
   return axis < 0 ? axis + nd : axis;
 }
 
+// Bytes of one element of a float/double/int32/int64 op.
+inline std::size_t elem_bytes(ScalarType t) { return t == ScalarType::F32 || t == ScalarType::I32 ? 4 : 8; }
+
+// An _into form's out: x's shape, and not x's storage (InvalidArgument naming `what`).
+inline void check_out(const char* what, const Shape& out, const Shape& x, const Buffer* out_buf, const Buffer* x_buf) {
+  if (out != x)
+    throw InvalidArgument(std::string(what) + ": out has shape " + out.str() + "; it must have x's shape " + x.str());
+  if (out_buf && out_buf == x_buf)
+    throw InvalidArgument(std::string(what) + ": out must not be x (the result is not computed in place)");
+}
+
 // A shape viewed around axis a as [outer, len, inner].
 struct AxisSplit {
   std::size_t outer = 1, len = 0, inner = 1;

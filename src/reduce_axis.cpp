@@ -38,7 +38,6 @@ Site& axis_site(AxisOp op, const AxisOptions& o) {
   }
 }
 
-std::size_t elem_bytes(ScalarType t) { return t == ScalarType::F32 || t == ScalarType::I32 ? 4 : 8; }
 
 int checked_axis(AxisOp op, const Shape& in, int axis) {
   return detail::checked_axis(std::string("veda::") + name(op), in, axis);

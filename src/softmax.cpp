@@ -28,16 +28,11 @@ Site& softmax_site(bool log, const SoftmaxOptions& o) {
 
 }  // namespace
 
-void check_row_out(const char* what, const Shape& out, const Shape& x, bool same_storage) {
-  if (out != x)
-    throw InvalidArgument(std::string(what) + ": out has shape " + out.str() + "; it must have x's shape " + x.str());
-  if (same_storage) throw InvalidArgument(std::string(what) + ": out must not be x (the result is not computed in place)");
-}
-
-void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shape, int axis, bool log,
-                     const SoftmaxOptions& o) {
+void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shape, const Shape& out_shape, int axis,
+                     bool log, const SoftmaxOptions& o) {
+  check_out(log ? "veda::log_softmax_into" : "veda::softmax_into", out_shape, shape, out, in);
   const int a = checked_axis(log ? "veda::log_softmax" : "veda::softmax", shape, axis);
-  const std::size_t elem = type == ScalarType::F32 ? 4 : 8;
+  const std::size_t elem = elem_bytes(type);
   CallDesc d = op_desc(shape.size(), elem, o);  // checks placement and tier
   if (shape.size() == 0) return;
   const AxisSplit sp = split_at(shape, a);

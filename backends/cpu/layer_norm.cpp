@@ -2,17 +2,13 @@
 // (a second pass: no cancellation), then one pass writing the result. Sums
 // are taken in chunks, each in vector lanes (detail/lanes.hpp), the chunks'
 // sums added in double, so a float sum's error grows with the chunk, not
-// the row. Workers take whole rows: a row's
-// bits do not depend on the tier.
+// the row. Workers take whole rows: a row's bits do not depend on the tier.
 #include "backends/cpu/layer_norm.hpp"
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "backends/cpu/cpu_executor.hpp"
+#include "backends/cpu/tasks.hpp"
 #include "veda/detail/lanes.hpp"
 
 namespace veda::detail::cpu {
@@ -57,14 +53,7 @@ void row(const T* x, const T* gamma, const T* beta, T* y, std::size_t d, double 
 
 template <class T>
 void run(CpuExecutor* par, const T* x, const T* gamma, const T* beta, T* y, std::size_t rows, std::size_t d, double eps) {
-  auto rows_in = [&](std::size_t lo, std::size_t hi) {
-    for (std::size_t r = lo; r < hi; ++r) row(x + r * d, gamma, beta, y + r * d, d, eps);
-  };
-  if (!par) return rows_in(0, rows);
-  par->execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, std::max<std::size_t>(kTask / d, 1)),
-                      [&](const auto& r) { rows_in(r.begin(), r.end()); });
-  });
+  for_each_task(par, rows, kTask / d, [&](std::size_t r) { row(x + r * d, gamma, beta, y + r * d, d, eps); });
 }
 
 }  // namespace

@@ -7,14 +7,12 @@
 // row into a block of up to 128 column states, reading whole cache lines.
 #include "backends/cpu/reduce_axis.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "backends/cpu/cpu_executor.hpp"
+#include "backends/cpu/tasks.hpp"
 #include "veda/detail/axis_ops.hpp"
 
 namespace veda::detail::cpu {
@@ -86,19 +84,6 @@ void cols(const T* x, std::size_t n, std::int64_t j0, std::size_t stride, std::s
   }
 }
 
-template <class F>
-void tasks(CpuExecutor* par, std::size_t count, const F& f) {
-  if (!par) {
-    for (std::size_t t = 0; t < count; ++t) f(t);
-    return;
-  }
-  par->execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count), [&](const tbb::blocked_range<std::size_t>& r) {
-      for (std::size_t t = r.begin(); t != r.end(); ++t) f(t);
-    });
-  });
-}
-
 // One pass of Op; center: the op's centers laid out as out (centered ops).
 template <class Op, class T, class R>
 void pass(CpuExecutor* par, AxisOp op, const T* in, R* out, const typename Op::Center* center, std::size_t outer,
@@ -107,7 +92,7 @@ void pass(CpuExecutor* par, AxisOp op, const T* in, R* out, const typename Op::C
   const bool p = par != nullptr;
   const auto n = static_cast<std::int64_t>(len);
   if (inner == 1) {
-    tasks(par, outer, [&](std::size_t o) {
+    for_each_task(par, outer, 1, [&](std::size_t o) {
       C c{};
       if constexpr (Op::kCentered) c = center[o];
       out[o] = axis::finish<R>(op, row<Op>(in + o * len, len, 0, c, p), n, ddof);
@@ -115,7 +100,7 @@ void pass(CpuExecutor* par, AxisOp op, const T* in, R* out, const typename Op::C
     return;
   }
   const std::size_t blocks = (inner + kCols - 1) / kCols;
-  tasks(par, outer * blocks, [&](std::size_t t) {
+  for_each_task(par, outer * blocks, 1, [&](std::size_t t) {
     const std::size_t o = t / blocks, k0 = t % blocks * kCols, w = std::min(kCols, inner - k0);
     typename Op::State s[kCols];
     const C* c = nullptr;

@@ -8,15 +8,12 @@
 // row, so that every read is a contiguous run; its sums are in double.
 #include "backends/cpu/softmax.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/cpu_executor.hpp"
+#include "backends/cpu/tasks.hpp"
 #include "veda/detail/lanes.hpp"
 
 namespace veda::detail::cpu {
@@ -66,13 +63,7 @@ void slice(const T* x, T* y, std::size_t n, bool log, CpuExecutor* par) {
     return;
   }
   std::vector<T> part(chunks);
-  auto each = [&](auto&& f) {
-    par->execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunks, kTask / kChunk), [&](const auto& r) {
-        for (std::size_t c = r.begin(); c < r.end(); ++c) f(c);
-      });
-    });
-  };
+  auto each = [&](const auto& f) { for_each_task(par, chunks, kTask / kChunk, f); };
   each([&](std::size_t c) { part[c] = chunk_max(x, lo(c), hi(c)); });
   for (T v : part) m = std::max(m, v);
   each([&](std::size_t c) { part[c] = chunk_exp(x, y, lo(c), hi(c), m); });
@@ -109,19 +100,6 @@ void columns(const T* x, T* y, std::size_t len, std::size_t inner, std::size_t k
   }
 }
 
-template <class F>
-void tasks(CpuExecutor* par, std::size_t count, std::size_t grain, const F& f) {
-  if (!par) {
-    for (std::size_t i = 0; i < count; ++i) f(i);
-    return;
-  }
-  par->execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, std::max<std::size_t>(grain, 1)), [&](const auto& r) {
-      for (std::size_t i = r.begin(); i < r.end(); ++i) f(i);
-    });
-  });
-}
-
 template <class T>
 void run(CpuExecutor* par, const T* x, T* y, std::size_t outer, std::size_t len, std::size_t inner, bool log) {
   if (inner == 1) {
@@ -130,11 +108,11 @@ void run(CpuExecutor* par, const T* x, T* y, std::size_t outer, std::size_t len,
       for (std::size_t o = 0; o < outer; ++o) slice(x + o * len, y + o * len, len, log, par);
       return;
     }
-    tasks(par, outer, kTask / len, [&](std::size_t o) { slice(x + o * len, y + o * len, len, log, nullptr); });
+    for_each_task(par, outer, kTask / len, [&](std::size_t o) { slice(x + o * len, y + o * len, len, log, nullptr); });
     return;
   }
   const std::size_t blocks = (inner + kCols - 1) / kCols;
-  tasks(par, outer * blocks, kTask / (len * kCols), [&](std::size_t b) {
+  for_each_task(par, outer * blocks, kTask / (len * kCols), [&](std::size_t b) {
     const std::size_t o = b / blocks, k0 = b % blocks * kCols;
     columns(x + o * len * inner, y + o * len * inner, len, inner, k0, std::min(inner, k0 + kCols), log);
   });

@@ -34,7 +34,7 @@
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/reduce_kind.hpp"
-#include "veda/softmax.hpp"  // detail::RowElem, check_row_out, new_like
+#include "veda/softmax.hpp"  // detail::RowElem, new_like
 
 namespace veda {
 
@@ -46,17 +46,18 @@ struct LayerNormOptions {
 };
 
 namespace detail {
-// gamma, beta: null for none; out: a buffer of x's size (both null when x is empty).
+// gamma, beta: null for none; out: the result's buffer (both null when x is
+// empty), which must have x's shape and not be x.
 void layer_norm_buffers(ScalarType type, Buffer* x, Buffer* gamma, Buffer* beta, Buffer* out, const Shape& shape,
-                        const Shape& gamma_shape, const Shape& beta_shape, double eps, const LayerNormOptions& o);
+                        const Shape& gamma_shape, const Shape& beta_shape, const Shape& out_shape, double eps,
+                        const LayerNormOptions& o);
 }  // namespace detail
 
 template <detail::RowElem T>
 void layer_norm_into(Array<T>& out, const Array<T>& x, const Array<T>& gamma, const Array<T>& beta,
                      double eps = 1e-5, const LayerNormOptions& o = {}) {
-  detail::check_row_out("veda::layer_norm_into", out.shape(), x.shape(), out.buffer() && out.buffer() == x.buffer());
   detail::layer_norm_buffers(detail::scalar_type_of<T>(), x.buffer(), gamma.buffer(), beta.buffer(), out.buffer(),
-                             x.shape(), gamma.shape(), beta.shape(), eps, o);
+                             x.shape(), gamma.shape(), beta.shape(), out.shape(), eps, o);
 }
 template <detail::RowElem T>
 Array<T> layer_norm(const Array<T>& x, const Array<T>& gamma, const Array<T>& beta, double eps = 1e-5,

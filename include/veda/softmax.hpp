@@ -47,33 +47,27 @@ namespace detail {
 template <class T>
 concept RowElem = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
-// out: a buffer of in's size (both null when x is empty).
-void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shape, int axis, bool log,
-                     const SoftmaxOptions& o);
-// An _into form's out: x's shape, and not x's storage (InvalidArgument naming `what`).
-void check_row_out(const char* what, const Shape& out, const Shape& x, bool same_storage);
+// in: x's buffer, of `shape`; out: the result's (both null when x is
+// empty), which must have x's shape and not be x.
+void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shape, const Shape& out_shape, int axis,
+                     bool log, const SoftmaxOptions& o);
 
+// A host Array of x's shape, for the result of a returning form.
 template <class T>
 Array<T> new_like(const Array<T>& x) {
   auto out = Array<T>::from_storage(make_host_storage(x.size() * sizeof(T)), x.size());
   out.reshape(x.shape());
   return out;
 }
-template <class T>
-void softmax_into(Array<T>& out, const Array<T>& x, int axis, bool log, const SoftmaxOptions& o) {
-  check_row_out(log ? "veda::log_softmax_into" : "veda::softmax_into", out.shape(), x.shape(),
-                out.buffer() && out.buffer() == x.buffer());
-  softmax_buffers(scalar_type_of<T>(), x.buffer(), out.buffer(), x.shape(), axis, log, o);
-}
 }  // namespace detail
 
 template <detail::RowElem T>
 void softmax_into(Array<T>& out, const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
-  detail::softmax_into(out, x, axis, false, o);
+  detail::softmax_buffers(detail::scalar_type_of<T>(), x.buffer(), out.buffer(), x.shape(), out.shape(), axis, false, o);
 }
 template <detail::RowElem T>
 void log_softmax_into(Array<T>& out, const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
-  detail::softmax_into(out, x, axis, true, o);
+  detail::softmax_buffers(detail::scalar_type_of<T>(), x.buffer(), out.buffer(), x.shape(), out.shape(), axis, true, o);
 }
 template <detail::RowElem T>
 Array<T> softmax(const Array<T>& x, int axis = -1, const SoftmaxOptions& o = {}) {
