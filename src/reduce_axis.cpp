@@ -67,7 +67,7 @@ Shape axis_result_shape(AxisOp op, const Shape& in, int axis, const AxisOptions&
 void reduce_axis_buffers(AxisOp op, ScalarType type, Buffer* in, Buffer* out, const Shape& shape, int axis,
                          const AxisOptions& o) {
   const AxisSplit sp = split_at(shape, checked_axis(op, shape, axis));
-  const auto [outer, len, inner] = sp;
+  const std::size_t outer = sp.outer, len = sp.len, inner = sp.inner;  // clang 14 lambdas cannot capture bindings
   if (outer * inner == 0) return;  // no results to compute
   const std::size_t elem = elem_bytes(type);
   CallScope scope;

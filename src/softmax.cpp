@@ -36,7 +36,7 @@ void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shap
   CallDesc d = op_desc(shape.size(), elem, o);  // checks placement and tier
   if (shape.size() == 0) return;
   const AxisSplit sp = split_at(shape, a);
-  const auto [outer, len, inner] = sp;
+  const std::size_t outer = sp.outer, len = sp.len, inner = sp.inner;  // clang 14 lambdas cannot capture bindings
   CallScope scope;
   Runtime& rt = scope.runtime();
   describe_axis(d, type, sp);
