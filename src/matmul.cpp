@@ -1,40 +1,32 @@
 // matmul and linear: validation, one decision, the chosen tier.
 #include "veda/matmul.hpp"
 
-#include <tbb/parallel_for.h>
-
 #include <limits>
 #include <string>
 
-#include "backends/cpu/cpu_executor.hpp"
-#include "backends/cpu/gemm.hpp"
-#include "runtime/runtime_state.hpp"
-#include "src/op_runner.hpp"
+#include "src/gemm_tiers.hpp"
 #include "src/operands.hpp"
-#include "veda/detail/call_scope.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/cuda_check.hpp"
-#include "backends/cuda/gemm.hpp"
 #endif
 
 namespace veda {
 namespace {
+using detail::dims;
+using detail::gemm_cpu;
+using detail::gemm_desc;
 using detail::GemmShape;
 using detail::Tier;
 using detail::tier_bit;
+#if VEDA_HAS_CUDA
+using detail::gpu_tier;
+#endif
 
 constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuTiled) | tier_bit(Tier::GpuCublas) |
                                        tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16);
 constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
-
-// "3x4", "2x3x4": matrices and stacks of them, as messages name them.
-std::string dims(const Shape& s) {
-  std::string t = std::to_string(s[0]);
-  for (int d = 1; d < s.ndim(); ++d) t += "x" + std::to_string(s[d]);
-  return t;
-}
 
 // An operand as a stack of matrices: a 2-D Array is one, a 3-D Array
 // extent(0) of extent(1) x extent(2) (matmul only; linear takes 2-D).
@@ -94,62 +86,10 @@ GemmShape folded(GemmShape s) {
   return s;
 }
 
-// A nested call (made inside another veda call, such as a par_iter stage
-// or a parallel_for body, on a oneTBB worker or on the caller's thread)
-// leaves cpu-blas out: OpenBLAS would start its threads beside the outer
-// loop's, while oneTBB nests cpu-tiled's tiles in it. Such calls learn in a
-// type slot of their own. (The call's own scope is open: depth 1.)
-struct Nested {};
-template <class T>
-detail::CallDesc gemm_desc(const GemmShape& s, const MatmulOptions& o) {
-  detail::CallDesc d = detail::op_desc(s.batch * s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
-  if (detail::t_call_depth > 1 || detail::on_cpu_worker()) {
-    d.exclude_tiers = tier_bit(Tier::CpuBlas);
-    d.type_key = &detail::type_tag<MatmulOptions, Nested>;
-  }
-  d.dims[0] = s.batch * s.m;  // the cost model sees a batch as its rows stacked
-  d.dims[1] = s.k;
-  d.dims[2] = s.n;
-  d.ndims = 3;
-  return d;
-}
-
 template <class T, class Operands>
 struct MatmulTag {};
 template <class T>
 struct LinearTag {};
-
-// The CPU tiers on host pointers; linear adds its epilogue. A batch runs
-// its products one after another, each using every worker (BLAS threads,
-// or cpu-tiled's tiles), except that cpu-tiled spreads small products over
-// the workers as well (oneTBB nests the tiles inside).
-template <class T>
-void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
-  auto& st = rt.state();
-  const GemmShape one = s.one();
-  auto product = [&](std::size_t i) {
-    const T *ai = a + i * s.stride_a, *bi = b + i * s.stride_b;
-    T* ci = c + i * s.stride_c;
-    if (tier == Tier::CpuReference) return detail::cpu::gemm_reference(one, ai, bi, ci);
-    const auto& blas = detail::blas(st.cpu, st.profile().cpu.blas_core);
-    if (tier == Tier::CpuBlas && detail::cpu::gemm_blas(blas, st.config.threads(), one, ai, bi, ci)) return;
-    detail::cpu::gemm_tiled(*st.cpu_executor, one, ai, bi, ci);  // cpu-tiled, or cpu-blas without a BLAS
-  };
-  if (tier == Tier::CpuTiled && s.batch > 1) {
-    detail::in_cpu_arena(rt, [&] { tbb::parallel_for(std::size_t{0}, s.batch, product); });
-    return;
-  }
-  for (std::size_t i = 0; i < s.batch; ++i) product(i);
-}
-
-#if VEDA_HAS_CUDA
-detail::cuda::GemmTier gpu_tier(Tier t) {
-  return t == Tier::GpuTiled ? detail::cuda::GemmTier::Tiled
-         : t == Tier::GpuCublasTf32 ? detail::cuda::GemmTier::CublasTf32
-         : t == Tier::GpuCublasBf16 ? detail::cuda::GemmTier::CublasBf16
-                                    : detail::cuda::GemmTier::Cublas;
-}
-#endif
 
 // One matmul over Arrays into c (fresh, or the caller's for matmul_into).
 template <class T>

@@ -31,20 +31,31 @@ auto& lt_pool() {
   return *p;
 }
 
-// linear_fused's cuBLASLt setup for one shape: descriptors, layouts and the
-// algorithm the heuristic chose (the heuristic alone costs tens to hundreds
-// of µs of host time). Host objects only, so destroying them is always safe.
+// One cuBLASLt product in its own column-major terms: D (m x n) =
+// op(A) op(B) with an epilogue (FP32 in and out).
+struct LtGemm {
+  cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  std::uint64_t m = 0, n = 0, k = 0;
+  std::int64_t lda = 0, ldb = 0, ldd = 0;
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  std::int64_t aux_ld = 0;  // epilogues reading an aux matrix: its leading dimension
+  bool tf32 = false;
+};
+
+// The cuBLASLt setup for one LtGemm: descriptors, layouts and the algorithm
+// the heuristic chose (the heuristic alone costs tens to hundreds of µs of
+// host time). Host objects only, so destroying them is always safe.
 struct LtPlan {
-  std::mutex mu;  // held while a call sets the bias pointer and enqueues
+  std::mutex mu;  // held while a call sets the bias/aux pointers and enqueues
   cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
   cublasLtMatmulAlgo_t algo{};
   std::size_t workspace = 0;  // what the algorithm needs, at most kLtWorkspace
   LtPlan() = default;
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
   ~LtPlan() {
-    if (lc) cublasLtMatrixLayoutDestroy(lc);
+    if (ld) cublasLtMatrixLayoutDestroy(ld);
     if (lb) cublasLtMatrixLayoutDestroy(lb);
     if (la) cublasLtMatrixLayoutDestroy(la);
     if (op) cublasLtMatmulDescDestroy(op);
@@ -62,8 +73,12 @@ std::uint32_t alignment(const void* p) {
   return a == 0 ? kMaxAlign : static_cast<std::uint32_t>(std::min<std::uintptr_t>(a & (~a + 1), kMaxAlign));
 }
 
-// device, m, n, k, epilogue, TF32, operand alignment
-using LtKey = std::tuple<int, std::size_t, std::size_t, std::size_t, int, bool, std::uint32_t>;
+// device, the LtGemm's fields, operand alignment
+using LtKey = std::tuple<int, int, int, std::uint64_t, std::uint64_t, std::uint64_t, std::int64_t, std::int64_t,
+                         std::int64_t, int, std::int64_t, bool, std::uint32_t>;
+LtKey key_of(int device, const LtGemm& g, std::uint32_t align) {
+  return {device, g.ta, g.tb, g.m, g.n, g.k, g.lda, g.ldb, g.ldd, static_cast<int>(g.epi), g.aux_ld, g.tf32, align};
+}
 
 class LtCache {
  public:
@@ -90,22 +105,34 @@ LtCache& lt_cache() {
   return *c;
 }
 
-std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, std::size_t m, std::size_t n, std::size_t k,
-                                  cublasLtEpilogue_t epi, bool tf32, const float* bias, std::uint32_t align) {
-  auto p = std::make_shared<LtPlan>();
-  // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
-  check_blas(cublasLtMatmulDescCreate(&p->op, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
-             "cublasLtMatmulDescCreate");
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "EPILOGUE");
+// The bias (an input, or a bias gradient's output) and aux pointers live in
+// the descriptor; the heuristic sees the first call's.
+void set_pointers(LtPlan& p, const void* bias, const void* aux) {
   if (bias)
-    check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "BIAS_POINTER");
-  const auto M = static_cast<std::uint64_t>(n), N = static_cast<std::uint64_t>(m), K = static_cast<std::uint64_t>(k);
-  check_blas(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, K, M, static_cast<std::int64_t>(K)), "layout A");
-  check_blas(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, K, N, static_cast<std::int64_t>(K)), "layout B");
-  check_blas(cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, M, N, static_cast<std::int64_t>(M)), "layout C");
+    check_blas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+               "BIAS_POINTER");
+  if (aux)
+    check_blas(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux),
+               "EPILOGUE_AUX_POINTER");
+}
+
+std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, const LtGemm& g, const void* bias, const void* aux,
+                                  std::uint32_t align) {
+  auto p = std::make_shared<LtPlan>();
+  check_blas(cublasLtMatmulDescCreate(&p->op, g.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+             "cublasLtMatmulDescCreate");
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &g.ta, sizeof g.ta), "TRANSA");
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &g.tb, sizeof g.tb), "TRANSB");
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &g.epi, sizeof g.epi), "EPILOGUE");
+  if (g.aux_ld)
+    check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &g.aux_ld, sizeof g.aux_ld),
+               "EPILOGUE_AUX_LD");
+  set_pointers(*p, bias, aux);
+  // Stored shapes: A is m x k (k x m when transposed), B k x n (n x k).
+  const bool na = g.ta == CUBLAS_OP_N, nb = g.tb == CUBLAS_OP_N;
+  check_blas(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, na ? g.m : g.k, na ? g.k : g.m, g.lda), "layout A");
+  check_blas(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, nb ? g.k : g.n, nb ? g.n : g.k, g.ldb), "layout B");
+  check_blas(cublasLtMatrixLayoutCreate(&p->ld, CUDA_R_32F, g.m, g.n, g.ldd), "layout D");
   cublasLtMatmulPreference_t pref = nullptr;
   check_blas(cublasLtMatmulPreferenceCreate(&pref), "preference");
   const std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)> pref_guard(
@@ -118,11 +145,37 @@ std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, std::size_t m, std::size_t
     check_blas(cublasLtMatmulPreferenceSetAttribute(pref, a, &align, sizeof align), "alignment preference");
   cublasLtMatmulHeuristicResult_t heur{};
   int found = 0;
-  check_blas(cublasLtMatmulAlgoGetHeuristic(h, p->op, p->la, p->lb, p->lc, p->lc, pref, 1, &heur, &found), "heuristic");
-  if (found == 0) throw DeviceError("cuBLASLt found no algorithm for this linear layer");
+  check_blas(cublasLtMatmulAlgoGetHeuristic(h, p->op, p->la, p->lb, p->ld, p->ld, pref, 1, &heur, &found), "heuristic");
+  if (found == 0)
+    throw DeviceError("cuBLASLt found no algorithm for a " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
+                      std::to_string(g.k) + " product with epilogue " + std::to_string(static_cast<int>(g.epi)));
   p->algo = heur.algo;
   p->workspace = heur.workspaceSize;
   return p;
+}
+
+// D = op(A) op(B) with g's epilogue, one cuBLASLt call on `stream`.
+void lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b, float* d, const void* bias,
+               const void* aux, cudaStream_t stream) {
+  Lease lease(lt_pool());
+  const std::uint32_t align = std::min({alignment(a), alignment(b), alignment(d), bias ? alignment(bias) : kMaxAlign});
+  const LtKey key = key_of(dev.index(), g, align);
+  auto plan = lt_cache().find(key);
+  if (!plan) plan = lt_cache().insert(key, make_plan(lease.h, g, bias, aux, align));
+  const PoolBlock ws(dev.pool(), plan->workspace, stream);  // per call: streams never share one
+  const float one = 1, zero = 0;
+  // Set the pointers and enqueue under the plan's lock (cublasLtMatmul reads
+  // the descriptor only while enqueuing). A plan without them is never
+  // written, so needs no lock.
+  std::unique_lock lock(plan->mu, std::defer_lock);
+  if (bias || aux) {
+    lock.lock();
+    set_pointers(*plan, bias, aux);
+  }
+  check_blas(cublasLtMatmul(lease.h, plan->op, &one, a, plan->la, b, plan->lb, &zero, d, plan->ld, d, plan->ld,
+                            &plan->algo, ws.get(), plan->workspace, stream),
+             "cublasLtMatmul");
+  count_launch();
 }
 
 }  // namespace
@@ -192,29 +245,57 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
                   const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream) {
   dev.make_current();
   if (m == 0 || n == 0) return;
-  Lease lease(lt_pool());
-  const cublasLtEpilogue_t epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
-                                 : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
-                                                           : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
-  const std::uint32_t align = std::min({alignment(x), alignment(w), alignment(y), bias ? alignment(bias) : kMaxAlign});
-  const LtKey key{dev.index(), m, n, k, static_cast<int>(epi), tf32, align};
-  auto plan = lt_cache().find(key);
-  if (!plan) plan = lt_cache().insert(key, make_plan(lease.h, m, n, k, epi, tf32, bias, align));
-  const PoolBlock ws(dev.pool(), plan->workspace, stream);  // per call: streams never share one
-  const float one = 1, zero = 0;
-  // The bias pointer lives in the shared descriptor: set it and enqueue under
-  // the plan's lock (cublasLtMatmul reads the descriptor only while
-  // enqueuing). A plan without bias is never written, so needs no lock.
-  std::unique_lock lock(plan->mu, std::defer_lock);
-  if (bias) {
-    lock.lock();
-    check_blas(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
-               "BIAS_POINTER");
-  }
-  check_blas(cublasLtMatmul(lease.h, plan->op, &one, w, plan->la, x, plan->lb, &zero, y, plan->lc, y, plan->lc,
-                            &plan->algo, ws.get(), plan->workspace, stream),
-             "cublasLtMatmul");
-  count_launch();
+  // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
+  LtGemm g;
+  g.ta = CUBLAS_OP_T;
+  g.m = n;
+  g.n = m;
+  g.k = k;
+  g.lda = g.ldb = static_cast<std::int64_t>(k);
+  g.ldd = static_cast<std::int64_t>(n);
+  g.epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
+          : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
+                                    : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
+  g.tf32 = tf32;
+  lt_matmul(dev, g, w, x, y, bias, nullptr, stream);
+}
+
+void weight_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* dz,
+                       float* dw, float* dbias, bool tf32, cudaStream_t stream) {
+  dev.make_current();
+  if (m == 0 || n == 0 || k == 0) return;
+  // dw^T (k x n) = x^T (k x m, x's row-major storage) * dz (m x n, stored as n x m: op T);
+  // BGRADB sums op(B) = dz over the product's k (= m): dz's column sums.
+  LtGemm g;
+  g.tb = CUBLAS_OP_T;
+  g.m = k;
+  g.n = n;
+  g.k = m;
+  g.lda = g.ldd = static_cast<std::int64_t>(k);
+  g.ldb = static_cast<std::int64_t>(n);
+  g.epi = dbias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
+  g.tf32 = tf32;
+  lt_matmul(dev, g, x, dz, dw, dbias, nullptr, stream);
+}
+
+void input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* dz, const float* w,
+                      Activation input_act, const void* aux, std::size_t aux_ld, float* dx, float* dbias_in,
+                      bool tf32, cudaStream_t stream) {
+  dev.make_current();
+  if (m == 0 || k == 0 || n == 0) return;
+  // dx^T (k x m) = w^T (k x n, w's row-major storage) * dz^T (n x m, dz's);
+  // DRELU_BGRAD / DGELU_BGRAD scale it by the input activation's derivative
+  // (from aux) and sum each of its k rows into dbias_in.
+  LtGemm g;
+  g.m = k;
+  g.n = m;
+  g.k = n;
+  g.lda = g.ldd = static_cast<std::int64_t>(k);
+  g.ldb = static_cast<std::int64_t>(n);
+  g.epi = input_act == Activation::Relu ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  g.aux_ld = static_cast<std::int64_t>(aux_ld);
+  g.tf32 = tf32;
+  lt_matmul(dev, g, w, dz, dx, dbias_in, aux, stream);
 }
 
 template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);

@@ -12,6 +12,7 @@
 #include "veda/gpu.hpp"
 #include "veda/gpu_kernel.hpp"
 #include "veda/layer_norm.hpp"
+#include "veda/linear_backward.hpp"
 #include "veda/matmul.hpp"
 #include "veda/memory_stats.hpp"
 #include "veda/parallel_for.hpp"

@@ -1,4 +1,4 @@
-// Shapes shared by matmul/linear and their tiers. Row-major throughout:
+// Shapes shared by matmul/linear/linear_backward and their tiers. Row-major throughout:
 // C (m x n) = alpha op(A) (m x k) * op(B) (k x n) + beta C, where op(A) = A,
 // or A^T when A is stored k x m (trans_a); likewise B stored n x k with
 // trans_b. With beta == 0, C's old contents are never read (NaN included),
@@ -55,6 +55,21 @@ inline T activate(T x, Activation a) {
     }
   }
   return x;
+}
+
+// activate's derivative at x (ReLU's is 0 at 0, as in PyTorch).
+template <class T>
+inline T activation_derivative(T x, Activation a) {
+  switch (a) {
+    case Activation::None: return T(1);
+    case Activation::Relu: return x > T(0) ? T(1) : T(0);
+    case Activation::Gelu: {
+      const T c = T(0.7978845608028654), k = T(0.044715);
+      const T t = std::tanh(c * (x + k * x * x * x));
+      return T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * c * (T(1) + T(3) * k * x * x);
+    }
+  }
+  return T(1);
 }
 
 }  // namespace detail

@@ -1,0 +1,82 @@
+// What matmul, linear and linear_backward share: the GEMM's call
+// description, its CPU tiers on host pointers, the GPU GEMM tier a decision
+// names, and shapes as messages write them.
+#pragma once
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <string>
+
+#include "backends/cpu/cpu_executor.hpp"
+#include "backends/cpu/gemm.hpp"
+#include "runtime/runtime_state.hpp"
+#include "src/op_runner.hpp"
+#include "veda/detail/call_scope.hpp"
+#include "veda/detail/gemm_shape.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/gemm.hpp"
+#endif
+
+namespace veda::detail {
+
+// "3x4", "2x3x4": matrices and stacks of them, as messages name them.
+inline std::string dims(const Shape& s) {
+  std::string t = std::to_string(s[0]);
+  for (int d = 1; d < s.ndim(); ++d) t += "x" + std::to_string(s[d]);
+  return t;
+}
+
+// A nested call (made inside another veda call, such as a par_iter stage
+// or a parallel_for body, on a oneTBB worker or on the caller's thread)
+// leaves cpu-blas out: OpenBLAS would start its threads beside the outer
+// loop's, while oneTBB nests cpu-tiled's tiles in it. Such calls learn in a
+// type slot of their own. (The call's own scope is open: depth 1.)
+struct NestedGemm {};
+template <class T, class Options>
+CallDesc gemm_desc(const GemmShape& s, const Options& o) {
+  CallDesc d = op_desc(s.batch * s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
+  if (t_call_depth > 1 || on_cpu_worker()) {
+    d.exclude_tiers = tier_bit(Tier::CpuBlas);
+    d.type_key = &type_tag<Options, NestedGemm>;
+  }
+  d.dims[0] = s.batch * s.m;  // the cost model sees a batch as its rows stacked
+  d.dims[1] = s.k;
+  d.dims[2] = s.n;
+  d.ndims = 3;
+  return d;
+}
+
+// The CPU tiers on host pointers. A batch runs its products one after
+// another, each using every worker (BLAS threads, or cpu-tiled's tiles),
+// except that cpu-tiled spreads small products over the workers as well
+// (oneTBB nests the tiles inside).
+template <class T>
+void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
+  auto& st = rt.state();
+  const GemmShape one = s.one();
+  auto product = [&](std::size_t i) {
+    const T *ai = a + i * s.stride_a, *bi = b + i * s.stride_b;
+    T* ci = c + i * s.stride_c;
+    if (tier == Tier::CpuReference) return cpu::gemm_reference(one, ai, bi, ci);
+    const auto& lib = blas(st.cpu, st.profile().cpu.blas_core);
+    if (tier == Tier::CpuBlas && cpu::gemm_blas(lib, st.config.threads(), one, ai, bi, ci)) return;
+    cpu::gemm_tiled(*st.cpu_executor, one, ai, bi, ci);  // cpu-tiled, or cpu-blas without a BLAS
+  };
+  if (tier == Tier::CpuTiled && s.batch > 1) {
+    in_cpu_arena(rt, [&] { tbb::parallel_for(std::size_t{0}, s.batch, product); });
+    return;
+  }
+  for (std::size_t i = 0; i < s.batch; ++i) product(i);
+}
+
+#if VEDA_HAS_CUDA
+inline cuda::GemmTier gpu_tier(Tier t) {
+  return t == Tier::GpuTiled        ? cuda::GemmTier::Tiled
+         : t == Tier::GpuCublasTf32 ? cuda::GemmTier::CublasTf32
+         : t == Tier::GpuCublasBf16 ? cuda::GemmTier::CublasBf16
+                                    : cuda::GemmTier::Cublas;
+}
+#endif
+
+}  // namespace veda::detail

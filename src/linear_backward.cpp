@@ -1,0 +1,203 @@
+// linear_backward: validation, one decision, the chosen tier.
+#include "veda/linear_backward.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "backends/cpu/linear_backward.hpp"
+#include "src/gemm_tiers.hpp"
+#include "src/operands.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/linear_backward.hpp"
+#include "runtime/memory_pool.hpp"
+#endif
+
+namespace veda {
+namespace {
+using detail::GemmShape;
+using detail::Tier;
+using detail::tier_bit;
+
+constexpr std::uint32_t kTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
+                                 tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
+
+template <class T>
+struct LinearBackwardTag {};
+
+// One call's operands; the chained form adds the input's activation.
+template <class T>
+struct Operands {
+  const Array<T>& x;
+  const Array<T>& w;
+  const Array<T>& grad_out;
+  Activation act;
+  const Array<T>& pre_act;
+  bool chained;
+  Activation input_act;
+  const Array<T>& input_pre_act;
+};
+
+template <class T>
+void check_matrix(const std::string& op, const char* what, const Array<T>& a, std::size_t rows, std::size_t cols,
+                  const char* why) {
+  if (a.ndim() == 2 && a.rows() == rows && a.cols() == cols) return;
+  throw InvalidArgument(op + ": " + what + " is " + (a.empty() && a.ndim() < 2 ? "empty" : detail::dims(a.shape())) +
+                        "; it must be " + std::to_string(rows) + "x" + std::to_string(cols) + " (" + why + ")");
+}
+
+template <class T>
+Array<T> matrix(std::size_t rows, std::size_t cols) {
+  auto a = Array<T>::from_storage(detail::make_host_storage(rows * cols * sizeof(T)), rows * cols);
+  a.reshape(rows, cols);
+  return a;
+}
+template <class T>
+Array<T> vector(std::size_t n) {
+  return Array<T>::from_storage(detail::make_host_storage(n * sizeof(T)), n);
+}
+
+template <class T>
+LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
+  const std::string op = o.name.empty() ? "veda::linear_backward" : o.name;
+  const Array<T>& x = in.x;
+  const Array<T>& w = in.w;
+  if (x.ndim() != 2 || w.ndim() != 2)
+    throw InvalidArgument(op + ": x and w must be 2-D (x is " + detail::dims(x.shape()) + ", w is " +
+                          detail::dims(w.shape()) + ")");
+  const std::size_t m = x.rows(), k = x.cols(), n = w.rows();
+  if (w.cols() != k)
+    throw InvalidArgument(op + ": x is " + detail::dims(x.shape()) + " and w is " + detail::dims(w.shape()) +
+                          ": their input features (" + std::to_string(k) + " and " + std::to_string(w.cols()) +
+                          ") differ");
+  check_matrix(op, "grad_out", in.grad_out, m, n, "x's rows by w's rows");
+  if (in.act != Activation::None) check_matrix(op, "pre_act", in.pre_act, m, n, "the activation's input, as grad_out");
+  if (in.chained && in.input_act != Activation::None)
+    check_matrix(op, "input_pre_act", in.input_pre_act, m, k, "the input activation's input, as x");
+  const bool act_in = in.act != Activation::None;
+  const bool input_grad = in.chained && in.input_act != Activation::None;
+
+  // The two products: grad_x = dz w, grad_w = dz^T x (dz stored m x n).
+  GemmShape sx, sw;
+  sx.m = m, sx.n = k, sx.k = n;
+  sw.m = n, sw.n = k, sw.k = m, sw.trans_a = true;
+  GemmShape both = sx;  // the cost model sees the two GEMMs as one of twice the rows
+  both.m = 2 * m;
+  detail::CallDesc d = detail::gemm_desc<T>(both, o);
+  d.linear = true;  // and the element passes (activation gradient, column sums) as an epilogue
+  detail::describe_operands(d, x, w, in.grad_out, in.pre_act, in.input_pre_act);
+
+  LinearGrads<T> g;
+  g.grad_x = matrix<T>(m, k);
+  g.grad_w = matrix<T>(n, k);
+  if (o.bias) g.grad_bias = vector<T>(n);
+  if (in.chained) g.grad_input_bias = vector<T>(k);
+  detail::CallScope scope;
+  Runtime& rt = scope.runtime();
+  detail::run_op(
+      rt, detail::op_site<LinearBackwardTag<T>>(o.name, "linear_backward", detail::OpClass::Gemm, kTiers), d,
+      [&](const detail::Plan& p) {
+        detail::CpuExecutor* par = p.tier == Tier::CpuReference ? nullptr : rt.state().cpu_executor.get();
+        const T* dz = in.grad_out.host().data();
+        std::unique_ptr<T[]> dz_store;
+        if (act_in) {
+          dz_store.reset(new T[m * n]);
+          detail::cpu::activation_grad(par, dz_store.get(), dz, in.pre_act.host().data(), m * n, in.act);
+          dz = dz_store.get();
+        }
+        T* gx = g.grad_x.host().data();
+        detail::gemm_cpu(rt, p.tier, sx, dz, w.host().data(), gx);
+        if (input_grad) detail::cpu::activation_grad(par, gx, gx, in.input_pre_act.host().data(), m * k, in.input_act);
+        if (in.chained) detail::cpu::column_sums(par, gx, m, k, g.grad_input_bias.host().data());
+        detail::gemm_cpu(rt, p.tier, sw, dz, x.host().data(), g.grad_w.host().data());
+        if (o.bias) detail::cpu::column_sums(par, dz, m, n, g.grad_bias.host().data());
+      },
+      [&](const detail::Plan& p) {
+#if VEDA_HAS_CUDA
+        namespace cu = detail::cuda;
+        auto& dev = detail::cuda_device(rt);
+        void* st = dev.stream();
+        const auto cs = static_cast<cudaStream_t>(st);
+        const T* dx = detail::device_in(dev, x, st);
+        const T* dw = detail::device_in(dev, w, st);
+        const T* dz = detail::device_in(dev, in.grad_out, st);
+        const T* z = act_in ? detail::device_in(dev, in.pre_act, st) : nullptr;
+        const T* zin = input_grad ? detail::device_in(dev, in.input_pre_act, st) : nullptr;
+        T* gx = detail::device_out(dev, g.grad_x, st);
+        T* gw = detail::device_out(dev, g.grad_w, st);
+        T* gb = o.bias ? detail::device_out(dev, g.grad_bias, st) : nullptr;
+        T* gib = in.chained ? detail::device_out(dev, g.grad_input_bias, st) : nullptr;
+        const detail::PoolBlock scratch(
+            dev.pool(), std::max(cu::column_sums_scratch(m, n), cu::column_sums_scratch(m, k)) + 1, st);
+        std::optional<detail::PoolBlock> dz_store;
+        if (act_in) {
+          dz_store.emplace(dev.pool(), m * n * sizeof(T), st);
+          cu::activation_grad(dz_store->as<T>(), dz, z, m * n, in.act, cs);
+          dz = dz_store->as<T>();
+        }
+        // cuBLASLt's epilogues: FP32, and no empty dimension (its products
+        // cannot write a zero gradient for an empty sum).
+        bool fused = false;
+        if constexpr (std::is_same_v<T, float>) fused = p.tier == Tier::GpuCublasLtFused && m * n * k > 0;
+        const bool tf32 = rt.config().precision() != Precision::Strict;
+        if (fused && input_grad && (in.input_act == Activation::Relu || k % 8 == 0)) {
+          if constexpr (std::is_same_v<T, float>) {
+            std::optional<detail::PoolBlock> mask;
+            const void* aux = zin;
+            std::size_t aux_ld = k;
+            if (in.input_act == Activation::Relu) {
+              aux_ld = cu::relu_mask_ld(k);
+              mask.emplace(dev.pool(), m * aux_ld / 8, st);
+              cu::relu_mask(zin, m, k, mask->as<std::uint32_t>(), cs);
+              aux = mask->get();
+            }
+            cu::input_grad_fused(dev, m, n, k, dz, dw, in.input_act, aux, aux_ld, gx, gib, tf32, cs);
+          }
+        } else {
+          cu::gemm(dev, cu::GemmTier::Cublas, sx, dz, dw, gx, cs);
+          if (input_grad) cu::activation_grad(gx, gx, zin, m * k, in.input_act, cs);
+          if (in.chained) cu::column_sums(gx, m, k, gib, scratch.get(), cs);
+        }
+        if (fused) {
+          if constexpr (std::is_same_v<T, float>) cu::weight_grad_fused(dev, m, n, k, dx, dz, gw, gb, tf32, cs);
+        } else {
+          cu::gemm(dev, cu::GemmTier::Cublas, sw, dz, dx, gw, cs);
+          if (o.bias) cu::column_sums(dz, m, n, gb, scratch.get(), cs);
+        }
+        detail::device_done({x.buffer(), w.buffer(), in.grad_out.buffer(), in.pre_act.buffer(),
+                             in.input_pre_act.buffer(), g.grad_x.buffer(), g.grad_w.buffer(), g.grad_bias.buffer(),
+                             g.grad_input_bias.buffer()},
+                            st);
+        return false;
+#else
+        (void)p;
+        return false;
+#endif
+      });
+  return g;
+}
+}  // namespace
+
+template <class T>
+LinearGrads<T> linear_backward(const Array<T>& x, const Array<T>& w, const Array<T>& grad_out, Activation act,
+                               const Array<T>& pre_act, const LinearBackwardOptions& o) {
+  return backward<T>({x, w, grad_out, act, pre_act, false, Activation::None, pre_act}, o);
+}
+
+template <class T>
+LinearGrads<T> linear_backward(const Array<T>& x, const Array<T>& w, const Array<T>& grad_out, Activation act,
+                               const Array<T>& pre_act, Activation input_act, const Array<T>& input_pre_act,
+                               const LinearBackwardOptions& o) {
+  return backward<T>({x, w, grad_out, act, pre_act, true, input_act, input_pre_act}, o);
+}
+
+#define VEDA_LINEAR_BACKWARD_INSTANTIATE(T)                                                                         \
+  template LinearGrads<T> linear_backward<T>(const Array<T>&, const Array<T>&, const Array<T>&, Activation,        \
+                                             const Array<T>&, const LinearBackwardOptions&);                       \
+  template LinearGrads<T> linear_backward<T>(const Array<T>&, const Array<T>&, const Array<T>&, Activation,        \
+                                             const Array<T>&, Activation, const Array<T>&, const LinearBackwardOptions&);
+VEDA_LINEAR_BACKWARD_INSTANTIATE(float)
+VEDA_LINEAR_BACKWARD_INSTANTIATE(double)
+#undef VEDA_LINEAR_BACKWARD_INSTANTIATE
+
+}  // namespace veda
