@@ -70,12 +70,11 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
     throw InvalidArgument(op + ": x is " + detail::dims(x.shape()) + " and w is " + detail::dims(w.shape()) +
                           ": their input features (" + std::to_string(k) + " and " + std::to_string(w.cols()) +
                           ") differ");
+  const bool act_in = in.act != Activation::None;                        // dz = grad_out * act'(pre_act)
+  const bool input_grad = in.chained && in.input_act != Activation::None;  // grad_x *= input_act'(input_pre_act)
   check_matrix(op, "grad_out", in.grad_out, m, n, "x's rows by w's rows");
-  if (in.act != Activation::None) check_matrix(op, "pre_act", in.pre_act, m, n, "the activation's input, as grad_out");
-  if (in.chained && in.input_act != Activation::None)
-    check_matrix(op, "input_pre_act", in.input_pre_act, m, k, "the input activation's input, as x");
-  const bool act_in = in.act != Activation::None;
-  const bool input_grad = in.chained && in.input_act != Activation::None;
+  if (act_in) check_matrix(op, "pre_act", in.pre_act, m, n, "the activation's input, as grad_out");
+  if (input_grad) check_matrix(op, "input_pre_act", in.input_pre_act, m, k, "the input activation's input, as x");
 
   // The two products: grad_x = dz w, grad_w = dz^T x (dz stored m x n).
   GemmShape sx, sw;
@@ -85,7 +84,8 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
   both.m = 2 * m;
   detail::CallDesc d = detail::gemm_desc<T>(both, o);
   d.linear = true;  // and the element passes (activation gradient, column sums) as an epilogue
-  detail::describe_operands(d, x, w, in.grad_out, in.pre_act, in.input_pre_act);
+  detail::describe_buffers(d, {x.buffer(), w.buffer(), in.grad_out.buffer(), act_in ? in.pre_act.buffer() : nullptr,
+                              input_grad ? in.input_pre_act.buffer() : nullptr});  // what the call reads
 
   LinearGrads<T> g;
   g.grad_x = matrix<T>(m, k);
@@ -164,9 +164,9 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
           cu::gemm(dev, cu::GemmTier::Cublas, sw, dz, dx, gw, cs);
           if (o.bias) cu::column_sums(dz, m, n, gb, scratch.get(), cs);
         }
-        detail::device_done({x.buffer(), w.buffer(), in.grad_out.buffer(), in.pre_act.buffer(),
-                             in.input_pre_act.buffer(), g.grad_x.buffer(), g.grad_w.buffer(), g.grad_bias.buffer(),
-                             g.grad_input_bias.buffer()},
+        detail::device_done({x.buffer(), w.buffer(), in.grad_out.buffer(), act_in ? in.pre_act.buffer() : nullptr,
+                             input_grad ? in.input_pre_act.buffer() : nullptr, g.grad_x.buffer(), g.grad_w.buffer(),
+                             g.grad_bias.buffer(), g.grad_input_bias.buffer()},
                             st);
         return false;
 #else
