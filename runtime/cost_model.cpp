@@ -203,6 +203,7 @@ std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& r) {
   std::vector<Estimate> out;
   if (r.op == OpClass::Gemm) gemm_estimates(p, r, out);
   else if (r.op == OpClass::Spmv) spmv_estimates(p, r, out);
+  else if (r.op == OpClass::Attention) attention_estimates(p, r, out);
   else if (r.op == OpClass::Sort || r.op == OpClass::Scan || r.op == OpClass::Transpose)
     sort_scan_transpose_estimates(p, r, out);
   else element_wise(p, r, out);  // Map, Kernel, Reduce share the element-wise shape

@@ -82,6 +82,9 @@ std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& req);
 void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
 void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
 void spmv_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
+// Attention: m = batch * heads * query rows, k = key rows, cols = head_dim;
+// n = the scores computed (causal: about half of m * k).
+void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
 // Host<->device time for `bytes`, staged when pageable and large.
 double h2d_time_us(const GpuProfile& g, double bytes, bool pinned);
 double d2h_time_us(const GpuProfile& g, double bytes, bool pinned);

@@ -155,4 +155,25 @@ void spmv_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   add(Tier::GpuCusparse, make_est(Tier::GpuCusparse, p.gpu.launch_us + 4.0, in, dev));
 }
 
+void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {
+  // Two products over the scores computed (q k^T, then p v) and an exp each.
+  const double scores = static_cast<double>(r.n), d = static_cast<double>(std::max<std::size_t>(r.cols, 1));
+  const double flops = 4.0 * scores * d;
+  const double threads = std::max(1, r.threads);
+  const double peak = p.cpu.fma_gflops_per_thread * (r.double_precision ? 0.5 : 1.0);
+  const double exp_us = scores * 2e-3;  // ~2 ns an exp and its bookkeeping on one thread
+  const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
+  auto add = [&](Tier t, Estimate e) {
+    if (r.tiers & tier_bit(t)) out.push_back(e);
+  };
+  Estimate ref = make_est(Tier::CpuReference, 0.1, back, flops / 1.0 * 1e-3 + exp_us * 4);  // double, one row at a time
+  ref.eligible = false;
+  ref.note = "the tests' oracle: only when forced";
+  add(Tier::CpuReference, ref);
+  // Key blocks through the cache, the products vectorised: about a third of
+  // the FMA peak per thread (history corrects it).
+  add(Tier::CpuBlocked, make_est(Tier::CpuBlocked, p.cpu.tbb_auto_us, back,
+                                 (flops / (0.35 * peak) * 1e-3 + exp_us) / threads));
+}
+
 }  // namespace veda::detail

@@ -106,7 +106,7 @@ void DecisionReplay::parse(std::string_view text, const std::string& field) {
     std::size_t n = 0;
     const char* b = line.data();
     const auto op_read = std::from_chars(b, b + t[0], op);
-    if (op_read.ec != std::errc() || op_read.ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Spmv))
+    if (op_read.ec != std::errc() || op_read.ptr != b + t[0] || op < 0 || op > static_cast<int>(OpClass::Attention))
       bad("bad op class");
     // .ec too: a size that overflows is an error, not 0.
     const auto n_read = std::from_chars(b + t[0] + 1, b + t[1], n);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "veda/array.hpp"
+#include "veda/attention.hpp"
 #include "veda/build_config.hpp"
 #include "veda/config.hpp"
 #include "veda/decision.hpp"

@@ -42,7 +42,7 @@ class TypeSlot;
 class BucketState;
 
 // What kind of work a site does; selects the cost model's formulas.
-enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, Gemm, Spmv };
+enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, Gemm, Spmv, Attention };
 
 // `identity` distinguishes functions (e.g. &typeid(F)); sites with the same
 // identity and name are the same site. `tiers` are the tier_bit()s offered.

@@ -30,6 +30,8 @@ enum class Tier : std::uint8_t {
   GpuCusparse,
   // matmul under Precision::AllowFP16
   GpuCublasBf16,
+  // attention
+  CpuBlocked,
   Count
 };
 
@@ -63,6 +65,7 @@ inline constexpr TierInfo kTierTable[kTierCount] = {
     {Tier::GpuUnfused, "gpu-unfused", Device::Gpu},
     {Tier::GpuCusparse, "gpu-cusparse", Device::Gpu},
     {Tier::GpuCublasBf16, "gpu-cublas-bf16", Device::Gpu},
+    {Tier::CpuBlocked, "cpu-blocked", Device::Cpu},
 };
 
 constexpr bool tier_table_ok() {

@@ -1,0 +1,57 @@
+// veda/attention.hpp — scaled dot-product attention.
+//
+//   veda::Array<float> q(veda::Shape{batch, heads, seq, head_dim});
+//   veda::Array<float> k(veda::Shape{batch, kv_heads, seq, head_dim}), v(...);
+//   auto o = veda::attention(q, k, v);                   // softmax(q k^T / sqrt(d)) v
+//   auto c = veda::attention(q, k, v, {.causal = true}); // query i sees keys 0..i
+//
+// Contract:
+// - q: [batch, heads, q_len, d]; k: [batch, kv_heads, kv_len, d]; v:
+//   [batch, kv_heads, kv_len, dv]. The result is [batch, heads, q_len, dv]:
+//     out[b, h, i] = sum_j softmax_j(scale * q[b, h, i] . k[b, g, j]) v[b, g, j]
+//   with g = h / (heads / kv_heads): fewer kv heads than heads is grouped-
+//   query attention (one kv head: multi-query); heads must be a multiple of
+//   kv_heads. scale: options.scale, or 1/sqrt(d) when it is 0.
+// - causal: query i attends keys j <= i (the top-left alignment of
+//   PyTorch's scaled_dot_product_attention(is_causal=True)); with
+//   q_len > kv_len the last rows see every key.
+// - Float and double; scores, the softmax and the weighted sum are computed
+//   in the element type, the max subtracted before each exponential, so
+//   scores of any finite size do not overflow. kv_len = 0 gives zeros (an
+//   empty weighted sum); an empty q gives an empty result. Shapes that do not
+//   fit throw veda::InvalidArgument naming them, before any work.
+// - Tiers: cpu-reference (each query row's scores materialised and summed
+//   in double: the tests' oracle, only when forced), cpu-blocked (flash-style:
+//   key blocks of 64 against query blocks of 32 with an online softmax, the
+//   blocks spread over oneTBB; memory per task O(block), none O(kv_len)).
+//   GPU tiers are not done yet. The result is left where it was computed.
+//
+// Thread-safety: any number of threads may call it at once.
+#pragma once
+
+#include <string>
+
+#include "veda/array.hpp"
+#include "veda/decision.hpp"
+#include "veda/softmax.hpp"  // detail::RowElem
+
+namespace veda {
+
+struct AttentionOptions {
+  bool causal = false;
+  double scale = 0;  // 0: 1/sqrt(head_dim)
+  Placement placement = Placement::Auto;
+  bool strict = false;
+  std::string name;  // empty: "attention"
+  std::string tier;  // force a named tier: tests, benchmarks, debugging
+};
+
+template <detail::RowElem T>
+Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, const AttentionOptions& options = {});
+
+extern template Array<float> attention<float>(const Array<float>&, const Array<float>&, const Array<float>&,
+                                              const AttentionOptions&);
+extern template Array<double> attention<double>(const Array<double>&, const Array<double>&, const Array<double>&,
+                                                const AttentionOptions&);
+
+}  // namespace veda

@@ -1,0 +1,107 @@
+// attention: validation, one decision, the chosen tier.
+#include "veda/attention.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "backends/cpu/attention.hpp"
+#include "runtime/runtime_state.hpp"
+#include "src/gemm_tiers.hpp"  // dims
+#include "src/op_runner.hpp"
+#include "src/operands.hpp"
+#include "veda/detail/call_scope.hpp"
+
+namespace veda {
+namespace {
+using detail::Tier;
+using detail::tier_bit;
+
+template <class T>
+struct AttentionTag {};
+
+template <class T>
+void check_4d(const char* what, const Array<T>& a) {
+  if (a.ndim() != 4)
+    throw InvalidArgument(std::string("veda::attention: ") + what + " must be 4-D [batch, heads, seq, head_dim] (it is " +
+                          detail::dims(a.shape()) + ")");
+}
+
+template <class T>
+detail::cpu::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const Array<T>& v,
+                                     const AttentionOptions& o) {
+  check_4d("q", q);
+  check_4d("k", k);
+  check_4d("v", v);
+  auto both = [&] {
+    return " (q is " + detail::dims(q.shape()) + ", k is " + detail::dims(k.shape()) + ", v is " +
+           detail::dims(v.shape()) + ")";
+  };
+  if (k.extent(0) != q.extent(0) || v.extent(0) != q.extent(0))
+    throw InvalidArgument("veda::attention: q, k and v must have the same batch" + both());
+  if (v.extent(1) != k.extent(1) || v.extent(2) != k.extent(2))
+    throw InvalidArgument("veda::attention: k and v must have the same heads and sequence length" + both());
+  if (k.extent(3) != q.extent(3))
+    throw InvalidArgument("veda::attention: q and k must have the same head_dim" + both());
+  detail::cpu::AttentionShape s;
+  s.batch = q.extent(0);
+  s.heads = q.extent(1);
+  s.kv_heads = k.extent(1);
+  s.q_len = q.extent(2);
+  s.kv_len = k.extent(2);
+  s.d = q.extent(3);
+  s.dv = v.extent(3);
+  if (s.heads > 0 && (s.kv_heads == 0 || s.heads % s.kv_heads != 0))
+    throw InvalidArgument("veda::attention: q's " + std::to_string(s.heads) +
+                          " heads must be a multiple of k's and v's " + std::to_string(s.kv_heads) + both());
+  if (!std::isfinite(o.scale))
+    throw InvalidArgument("veda::attention: scale must be finite (got " + std::to_string(o.scale) + ")");
+  s.scale = o.scale != 0 ? o.scale : s.d > 0 ? 1 / std::sqrt(static_cast<double>(s.d)) : 1.0;
+  s.causal = o.causal;
+  return s;
+}
+}  // namespace
+
+template <detail::RowElem T>
+Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, const AttentionOptions& o) {
+  const detail::cpu::AttentionShape s = shape_of(q, k, v, o);
+  const Shape out_shape{s.batch, s.heads, s.q_len, s.dv};
+  // The scores computed: every (row, key) pair; causal, row i's first i + 1.
+  const std::size_t rows = s.batch * s.heads * s.q_len, diag = std::min(s.q_len, s.kv_len);
+  const std::size_t pairs = s.causal ? diag * (diag + 1) / 2 + (s.q_len - diag) * s.kv_len : s.q_len * s.kv_len;
+  const std::size_t scores = s.batch * s.heads * pairs;
+  detail::CallDesc d = detail::op_desc(scores, sizeof(T), o);  // checks placement and tier
+  auto out = Array<T>::from_storage(detail::make_host_storage(out_shape.checked_size(sizeof(T)) * sizeof(T)),
+                                    out_shape.size());
+  out.reshape(out_shape);
+  if (out.empty()) return out;
+  d.dims[0] = rows;
+  d.dims[1] = s.kv_len;
+  d.dims[2] = s.d;
+  d.ndims = 3;
+  detail::describe_operands(d, q, k, v);
+  detail::CallScope scope;
+  Runtime& rt = scope.runtime();
+  detail::run_op(
+      rt,
+      detail::op_site<AttentionTag<T>>(o.name, "attention", detail::OpClass::Attention,
+                                       tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlocked)),
+      d,
+      [&](const detail::Plan& p) {
+        T* ho = out.host().data();
+        if (p.tier == Tier::CpuReference) {
+          detail::cpu::attention_reference(s, q.host().data(), k.host().data(), v.host().data(), ho);
+          return;
+        }
+        detail::CpuExecutor* par = rt.config().threads() > 1 ? rt.state().cpu_executor.get() : nullptr;
+        detail::cpu::attention_blocked(par, s, q.host().data(), k.host().data(), v.host().data(), ho);
+      },
+      [&](const detail::Plan&) { return false; });  // no GPU tier yet: never chosen
+  return out;
+}
+
+template Array<float> attention<float>(const Array<float>&, const Array<float>&, const Array<float>&,
+                                       const AttentionOptions&);
+template Array<double> attention<double>(const Array<double>&, const Array<double>&, const Array<double>&,
+                                         const AttentionOptions&);
+
+}  // namespace veda
