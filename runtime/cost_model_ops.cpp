@@ -174,6 +174,23 @@ void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vec
   // the FMA peak per thread (history corrects it).
   add(Tier::CpuBlocked, make_est(Tier::CpuBlocked, p.cpu.tbb_auto_us, back,
                                  (flops / (0.35 * peak) * 1e-3 + exp_us) / threads));
+  // OpenBLAS for both products; the scores of a block of rows go through
+  // memory (written, softmaxed, read).
+  const double es = r.double_precision ? 8.0 : 4.0;
+  const double blas = (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops) > 0
+                          ? (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops)
+                          : 0.85 * peak * threads;
+  add(Tier::CpuBlas, make_est(Tier::CpuBlas, 2.0, back,
+                              flops / (0.8 * blas) * 1e-3 + exp_us / threads + 3 * scores * es / p.cpu.bw_all_gbps * 1e-3));
+  // gpu-naive writes and reads the scores three times more; gpu-flash keeps
+  // them on chip but computes on CUDA cores (no tensor cores): a fraction of
+  // cuBLAS's rate in both.
+  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double outx = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
+  const double rate = (r.double_precision ? p.gpu.dgemm_gflops : p.gpu.sgemm_gflops);
+  add(Tier::GpuNaive, make_est(Tier::GpuNaive, 3 * p.gpu.launch_us, in + outx,
+                               flops / (0.1 * rate) * 1e-3 + 4 * scores * es / p.gpu.device_bw_gbps * 1e-3));
+  add(Tier::GpuFlash, make_est(Tier::GpuFlash, p.gpu.launch_us, in + outx, flops / (0.2 * rate) * 1e-3));
 }
 
 }  // namespace veda::detail

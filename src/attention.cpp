@@ -10,6 +10,10 @@
 #include "src/op_runner.hpp"
 #include "src/operands.hpp"
 #include "veda/detail/call_scope.hpp"
+#if VEDA_HAS_CUDA
+#include "backends/cuda/attention.hpp"
+#include "runtime/memory_pool.hpp"
+#endif
 
 namespace veda {
 namespace {
@@ -27,7 +31,7 @@ void check_4d(const char* what, const Array<T>& a) {
 }
 
 template <class T>
-detail::cpu::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const Array<T>& v,
+detail::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const Array<T>& v,
                                      const AttentionOptions& o) {
   check_4d("q", q);
   check_4d("k", k);
@@ -42,7 +46,7 @@ detail::cpu::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const
     throw InvalidArgument("veda::attention: k and v must have the same heads and sequence length" + both());
   if (k.extent(3) != q.extent(3))
     throw InvalidArgument("veda::attention: q and k must have the same head_dim" + both());
-  detail::cpu::AttentionShape s;
+  detail::AttentionShape s;
   s.batch = q.extent(0);
   s.heads = q.extent(1);
   s.kv_heads = k.extent(1);
@@ -63,7 +67,7 @@ detail::cpu::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const
 
 template <detail::RowElem T>
 Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, const AttentionOptions& o) {
-  const detail::cpu::AttentionShape s = shape_of(q, k, v, o);
+  const detail::AttentionShape s = shape_of(q, k, v, o);
   const Shape out_shape{s.batch, s.heads, s.q_len, s.dv};
   // The scores computed: every (row, key) pair; causal, row i's first i + 1.
   const std::size_t rows = s.batch * s.heads * s.q_len, diag = std::min(s.q_len, s.kv_len);
@@ -79,12 +83,26 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
   d.dims[2] = s.d;
   d.ndims = 3;
   detail::describe_operands(d, q, k, v);
+  if (detail::t_call_depth > 0 || detail::on_cpu_worker()) {  // nested: as matmul (src/gemm_tiers.hpp)
+    d.exclude_tiers |= tier_bit(Tier::CpuBlas);
+    d.type_key = &detail::type_tag<AttentionOptions, detail::NestedGemm>;
+  }
+#if VEDA_HAS_CUDA
+  if (!detail::cuda::flash_fits(s, sizeof(T))) {
+    if (d.forced_tier == Tier::GpuFlash)
+      throw InvalidArgument("veda::attention: tier gpu-flash takes dv <= 128 and a 32-key tile of k and v in 48 KiB of "
+                            "shared memory; head_dim " + std::to_string(s.d) + " and dv " + std::to_string(s.dv) +
+                            " of " + (sizeof(T) == 4 ? "float" : "double") + " do not fit (gpu-naive does)");
+    d.exclude_tiers |= tier_bit(Tier::GpuFlash);
+  }
+#endif
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::run_op(
       rt,
       detail::op_site<AttentionTag<T>>(o.name, "attention", detail::OpClass::Attention,
-                                       tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlocked)),
+                                       tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuBlocked) |
+                                           tier_bit(Tier::GpuNaive) | tier_bit(Tier::GpuFlash)),
       d,
       [&](const detail::Plan& p) {
         T* ho = out.host().data();
@@ -92,10 +110,36 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
           detail::cpu::attention_reference(s, q.host().data(), k.host().data(), v.host().data(), ho);
           return;
         }
-        detail::CpuExecutor* par = rt.config().threads() > 1 ? rt.state().cpu_executor.get() : nullptr;
-        detail::cpu::attention_blocked(par, s, q.host().data(), k.host().data(), v.host().data(), ho);
+        auto& st = rt.state();
+        detail::CpuExecutor* par = rt.config().threads() > 1 ? st.cpu_executor.get() : nullptr;
+        const T *hq = q.host().data(), *hk = k.host().data(), *hv = v.host().data();
+        if (p.tier == Tier::CpuBlas &&
+            detail::cpu::attention_blas(par, detail::blas(st.cpu, st.profile().cpu.blas_core), rt.config().threads(),
+                                        s, hq, hk, hv, ho))
+          return;
+        detail::cpu::attention_blocked(par, s, hq, hk, hv, ho);  // cpu-blocked, or cpu-blas without a BLAS
       },
-      [&](const detail::Plan&) { return false; });  // no GPU tier yet: never chosen
+      [&](const detail::Plan& p) {
+#if VEDA_HAS_CUDA
+        auto& dev = detail::cuda_device(rt);
+        void* st = dev.stream();
+        const auto cs = static_cast<cudaStream_t>(st);
+        const T* dq = detail::device_in(dev, q, st);
+        const T* dk = detail::device_in(dev, k, st);
+        const T* dv = detail::device_in(dev, v, st);
+        T* dout = detail::device_out(dev, out, st);
+        if (p.tier == Tier::GpuFlash) {
+          detail::cuda::attention_flash(s, dq, dk, dv, dout, cs);
+        } else {
+          const detail::PoolBlock scores(dev.pool(), rows * s.kv_len * sizeof(T) + 1, st);
+          detail::cuda::attention_naive(s, dq, dk, dv, dout, scores.as<T>(), cs);
+        }
+        detail::device_done({q.buffer(), k.buffer(), v.buffer(), out.buffer()}, st);
+#else
+        (void)p;
+#endif
+        return false;
+      });
   return out;
 }
 

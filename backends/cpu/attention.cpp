@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "backends/cpu/gemm.hpp"
 #include "backends/cpu/tasks.hpp"
 
 namespace veda::detail::cpu {
@@ -108,11 +109,52 @@ void attention_blocked(CpuExecutor* parallel, const AttentionShape& s, const T* 
   });
 }
 
+template <class T>
+bool attention_blas(CpuExecutor* parallel, const Blas& blas, int threads, const AttentionShape& s, const T* q,
+                    const T* k, const T* v, T* out) {
+  constexpr std::size_t kRows = 256, kIntMax = 0x7fffffff;
+  if (!blas.available || s.kv_len > kIntMax || s.d > kIntMax || s.dv > kIntMax) return false;
+  std::vector<T> scores(std::min(kRows, s.q_len) * s.kv_len);
+  for (std::size_t bh = 0; bh < s.batch * s.heads; ++bh) {
+    const Head<T> hd = head(s, bh, q, k, v, out);
+    for (std::size_t i0 = 0; i0 < s.q_len; i0 += kRows) {
+      const std::size_t rows = std::min(kRows, s.q_len - i0);
+      const std::size_t keys = s.causal ? std::min(s.kv_len, i0 + rows) : s.kv_len;  // any row of the block sees
+      T* o = hd.out + i0 * s.dv;
+      if (keys == 0) {
+        std::fill(o, o + rows * s.dv, T(0));
+        continue;
+      }
+      GemmShape qk;  // scores (rows x keys) = scale q k^T
+      qk.m = rows, qk.n = keys, qk.k = s.d, qk.trans_b = true, qk.alpha = s.scale;
+      gemm_blas(blas, threads, qk, hd.q + i0 * s.d, hd.k, scores.data());
+      for_each_task(parallel, rows, 8, [&](std::size_t r) {
+        T* row = scores.data() + r * keys;
+        const std::size_t lim = visible(s, i0 + r);
+        const T mx = *std::max_element(row, row + lim);
+        T sum = 0;
+        for (std::size_t j = 0; j < lim; ++j) sum += (row[j] = std::exp(row[j] - mx));
+        const T inv = T(1) / sum;
+        for (std::size_t j = 0; j < lim; ++j) row[j] *= inv;
+        std::fill(row + lim, row + keys, T(0));  // masked keys
+      });
+      GemmShape pv;  // out (rows x dv) = p v
+      pv.m = rows, pv.n = s.dv, pv.k = keys;
+      gemm_blas(blas, threads, pv, scores.data(), hd.v, o);
+    }
+  }
+  return true;
+}
+
 template void attention_reference<float>(const AttentionShape&, const float*, const float*, const float*, float*);
 template void attention_reference<double>(const AttentionShape&, const double*, const double*, const double*, double*);
 template void attention_blocked<float>(CpuExecutor*, const AttentionShape&, const float*, const float*, const float*,
                                        float*);
 template void attention_blocked<double>(CpuExecutor*, const AttentionShape&, const double*, const double*,
                                         const double*, double*);
+template bool attention_blas<float>(CpuExecutor*, const Blas&, int, const AttentionShape&, const float*, const float*,
+                                    const float*, float*);
+template bool attention_blas<double>(CpuExecutor*, const Blas&, int, const AttentionShape&, const double*,
+                                     const double*, const double*, double*);
 
 }  // namespace veda::detail::cpu

@@ -3,17 +3,11 @@
 
 #include <cstddef>
 
+#include "backends/cpu/blas.hpp"
 #include "backends/cpu/cpu_executor.hpp"
+#include "veda/detail/attention_shape.hpp"
 
 namespace veda::detail::cpu {
-
-// The problem: row-major [batch, heads, q_len, d] q, [batch, kv_heads,
-// kv_len, d] k, [batch, kv_heads, kv_len, dv] v and out.
-struct AttentionShape {
-  std::size_t batch = 0, heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, d = 0, dv = 0;
-  double scale = 1;
-  bool causal = false;
-};
 
 // Each query row's scores in double, then the softmax and the weighted sum
 // (the tests' oracle). On the calling thread.
@@ -24,5 +18,13 @@ void attention_reference(const AttentionShape& s, const T* q, const T* k, const 
 // `parallel` null: on the calling thread.
 template <class T>
 void attention_blocked(CpuExecutor* parallel, const AttentionShape& s, const T* q, const T* k, const T* v, T* out);
+
+// cpu-blas: per (batch, head) and block of up to 256 query rows, the scores
+// by one GEMM (OpenBLAS, `threads` threads), the softmax of each row among
+// `parallel`'s workers, the weighted sum by a second GEMM. Returns false,
+// having done nothing, without a BLAS or past CBLAS's int dimensions.
+template <class T>
+bool attention_blas(CpuExecutor* parallel, const Blas& blas, int threads, const AttentionShape& s, const T* q,
+                    const T* k, const T* v, T* out);
 
 }  // namespace veda::detail::cpu

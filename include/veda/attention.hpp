@@ -21,10 +21,19 @@
 //   empty weighted sum); an empty q gives an empty result. Shapes that do not
 //   fit throw veda::InvalidArgument naming them, before any work.
 // - Tiers: cpu-reference (each query row's scores materialised and summed
-//   in double: the tests' oracle, only when forced), cpu-blocked (flash-style:
+//   in double: the tests' oracle, only when forced), cpu-blas (per block of
+//   256 query rows: the scores by an OpenBLAS GEMM, a softmax, the weighted
+//   sum by a second GEMM; memory O(256 kv_len); not for nested calls),
+//   cpu-blocked (flash-style:
 //   key blocks of 64 against query blocks of 32 with an online softmax, the
-//   blocks spread over oneTBB; memory per task O(block), none O(kv_len)).
-//   GPU tiers are not done yet. The result is left where it was computed.
+//   blocks spread over oneTBB; memory per task O(block), none O(kv_len)),
+//   gpu-naive (the batch * heads * q_len * kv_len scores materialised in
+//   device memory, a softmax kernel, the weighted sum), gpu-flash (veda's
+//   kernel: 16 query rows a block against 32-key tiles in shared memory, an
+//   online softmax, no tensor cores; dv <= 128 and the tiles within 48 KiB:
+//   head_dim <= 128 in float, <= 64 in double, else InvalidArgument when
+//   forced and left out when not). Capability filters, then the cost model.
+//   The result is left where it was computed.
 //
 // Thread-safety: any number of threads may call it at once.
 #pragma once

@@ -32,6 +32,8 @@ enum class Tier : std::uint8_t {
   GpuCublasBf16,
   // attention
   CpuBlocked,
+  GpuNaive,
+  GpuFlash,
   Count
 };
 
@@ -66,6 +68,8 @@ inline constexpr TierInfo kTierTable[kTierCount] = {
     {Tier::GpuCusparse, "gpu-cusparse", Device::Gpu},
     {Tier::GpuCublasBf16, "gpu-cublas-bf16", Device::Gpu},
     {Tier::CpuBlocked, "cpu-blocked", Device::Cpu},
+    {Tier::GpuNaive, "gpu-naive", Device::Gpu},
+    {Tier::GpuFlash, "gpu-flash", Device::Gpu},
 };
 
 constexpr bool tier_table_ok() {
