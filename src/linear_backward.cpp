@@ -135,32 +135,37 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
           cu::activation_grad(dz_store->as<T>(), dz, z, m * n, in.act, cs);
           dz = dz_store->as<T>();
         }
-        // cuBLASLt's epilogues: FP32, and no empty dimension (its products
-        // cannot write a zero gradient for an empty sum).
-        bool fused = false;
-        if constexpr (std::is_same_v<T, float>) fused = p.tier == Tier::GpuCublasLtFused && m * n * k > 0;
+        // gpu-cublaslt-fused (FP32): each product with its epilogue in one
+        // cuBLASLt call, or, where cuBLASLt declines (an empty dimension
+        // too: the sums must still be written as zeros), cuBLAS and kernels.
+        const bool lt = std::is_same_v<T, float> && p.tier == Tier::GpuCublasLtFused;
         const bool tf32 = rt.config().precision() != Precision::Strict;
-        if (fused && input_grad && (in.input_act == Activation::Relu || k % 8 == 0)) {
+        auto fused_input = [&]() -> bool {
           if constexpr (std::is_same_v<T, float>) {
+            if (!lt || !input_grad || (in.input_act == Activation::Gelu && k % 8 != 0)) return false;
             std::optional<detail::PoolBlock> mask;
             const void* aux = zin;
             std::size_t aux_ld = k;
             if (in.input_act == Activation::Relu) {
               aux_ld = cu::relu_mask_ld(k);
-              mask.emplace(dev.pool(), m * aux_ld / 8, st);
+              mask.emplace(dev.pool(), m * aux_ld / 8 + 1, st);
               cu::relu_mask(zin, m, k, mask->as<std::uint32_t>(), cs);
               aux = mask->get();
             }
-            cu::input_grad_fused(dev, m, n, k, dz, dw, in.input_act, aux, aux_ld, gx, gib, tf32, cs);
+            return cu::input_grad_fused(dev, m, n, k, dz, dw, in.input_act, aux, aux_ld, gx, gib, tf32, cs);
           }
-        } else {
+          return false;
+        };
+        if (!fused_input()) {
           cu::gemm(dev, cu::GemmTier::Cublas, sx, dz, dw, gx, cs);
           if (input_grad) cu::activation_grad(gx, gx, zin, m * k, in.input_act, cs);
           if (in.chained) cu::column_sums(gx, m, k, gib, scratch.get(), cs);
         }
-        if (fused) {
-          if constexpr (std::is_same_v<T, float>) cu::weight_grad_fused(dev, m, n, k, dx, dz, gw, gb, tf32, cs);
-        } else {
+        auto fused_weight = [&]() -> bool {
+          if constexpr (std::is_same_v<T, float>) return lt && cu::weight_grad_fused(dev, m, n, k, dx, dz, gw, gb, tf32, cs);
+          return false;
+        };
+        if (!fused_weight()) {
           cu::gemm(dev, cu::GemmTier::Cublas, sw, dz, dx, gw, cs);
           if (o.bias) cu::column_sums(dz, m, n, gb, scratch.get(), cs);
         }

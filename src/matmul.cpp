@@ -246,15 +246,12 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
           detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
           detail::cuda::launched("bias/activation kernel launch");
         };
-        if constexpr (std::is_same_v<T, float>) {
-          if (p.tier == Tier::GpuCublasLtFused)
-            detail::cuda::linear_fused(dev, s.m, s.n, s.k, dx, dw, db, dy, act,
-                                       rt.config().precision() != Precision::Strict, cs);
-          else
-            unfused();
-        } else {
-          unfused();  // the fused tier is FP32 only
-        }
+        bool fused = false;  // the fused tier is FP32 only, and cuBLASLt may decline an epilogue
+        if constexpr (std::is_same_v<T, float>)
+          fused = p.tier == Tier::GpuCublasLtFused &&
+                  detail::cuda::linear_fused(dev, s.m, s.n, s.k, dx, dw, db, dy, act,
+                                             rt.config().precision() != Precision::Strict, cs);
+        if (!fused) unfused();
         detail::device_done({x.buffer(), w.buffer(), bias.buffer(), y.buffer()}, st);
         return false;
 #else

@@ -90,7 +90,7 @@ std::size_t flash_shared(const AttentionShape& s, std::size_t elem) {
 
 template <class T>
 __global__ void flash_kernel(Dims m, T scale, const T* q, const T* k, const T* v, T* out) {
-  extern __shared__ unsigned char smem[];
+  extern __shared__ __align__(16) unsigned char smem[];
   T* ks = reinterpret_cast<T*>(smem);   // [32][d + 1]: a lane reads its key's row without bank conflicts
   T* vs = ks + kWarp * (m.d + 1);       // [32][dv]
   T* qs = vs + kWarp * m.dv;            // [16][d], pre-scaled

@@ -51,6 +51,7 @@ struct LtPlan {
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
   cublasLtMatmulAlgo_t algo{};
   std::size_t workspace = 0;  // what the algorithm needs, at most kLtWorkspace
+  bool supported = true;      // false: cuBLASLt has no algorithm for this product and epilogue
   LtPlan() = default;
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
@@ -145,23 +146,30 @@ std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, const LtGemm& g, const voi
     check_blas(cublasLtMatmulPreferenceSetAttribute(pref, a, &align, sizeof align), "alignment preference");
   cublasLtMatmulHeuristicResult_t heur{};
   int found = 0;
-  check_blas(cublasLtMatmulAlgoGetHeuristic(h, p->op, p->la, p->lb, p->ld, p->ld, pref, 1, &heur, &found), "heuristic");
-  if (found == 0)
-    throw DeviceError("cuBLASLt found no algorithm for a " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" +
-                      std::to_string(g.k) + " product with epilogue " + std::to_string(static_cast<int>(g.epi)));
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, p->op, p->la, p->lb, p->ld, p->ld, pref, 1, &heur, &found);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0)) {
+    p->supported = false;  // remembered, so the heuristic is not asked again
+    return p;
+  }
+  check_blas(st, "heuristic");
   p->algo = heur.algo;
   p->workspace = heur.workspaceSize;
   return p;
 }
 
-// D = op(A) op(B) with g's epilogue, one cuBLASLt call on `stream`.
-void lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b, float* d, const void* bias,
+// D = op(A) op(B) with g's epilogue, one cuBLASLt call on `stream`; false,
+// having enqueued nothing, where cuBLASLt does not support it (its epilogues'
+// support varies with the version and the GPU): the caller computes it
+// another way.
+bool lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b, float* d, const void* bias,
                const void* aux, cudaStream_t stream) {
   Lease lease(lt_pool());
-  const std::uint32_t align = std::min({alignment(a), alignment(b), alignment(d), bias ? alignment(bias) : kMaxAlign});
+  const std::uint32_t align = std::min({alignment(a), alignment(b), alignment(d), bias ? alignment(bias) : kMaxAlign,
+                                        aux ? alignment(aux) : kMaxAlign});
   const LtKey key = key_of(dev.index(), g, align);
   auto plan = lt_cache().find(key);
   if (!plan) plan = lt_cache().insert(key, make_plan(lease.h, g, bias, aux, align));
+  if (!plan->supported) return false;
   const PoolBlock ws(dev.pool(), plan->workspace, stream);  // per call: streams never share one
   const float one = 1, zero = 0;
   // Set the pointers and enqueue under the plan's lock (cublasLtMatmul reads
@@ -172,10 +180,12 @@ void lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b,
     lock.lock();
     set_pointers(*plan, bias, aux);
   }
-  check_blas(cublasLtMatmul(lease.h, plan->op, &one, a, plan->la, b, plan->lb, &zero, d, plan->ld, d, plan->ld,
-                            &plan->algo, ws.get(), plan->workspace, stream),
-             "cublasLtMatmul");
+  const cublasStatus_t st = cublasLtMatmul(lease.h, plan->op, &one, a, plan->la, b, plan->lb, &zero, d, plan->ld, d,
+                                           plan->ld, &plan->algo, ws.get(), plan->workspace, stream);
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED) return false;
+  check_blas(st, "cublasLtMatmul");
   count_launch();
+  return true;
 }
 
 }  // namespace
@@ -241,10 +251,10 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   count_launch();
 }
 
-void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
+bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
                   const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream) {
   dev.make_current();
-  if (m == 0 || n == 0) return;
+  if (m == 0 || n == 0) return true;
   // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
   LtGemm g;
   g.ta = CUBLAS_OP_T;
@@ -257,13 +267,13 @@ void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
           : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
                                     : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
   g.tf32 = tf32;
-  lt_matmul(dev, g, w, x, y, bias, nullptr, stream);
+  return lt_matmul(dev, g, w, x, y, bias, nullptr, stream);
 }
 
-void weight_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* dz,
+bool weight_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* dz,
                        float* dw, float* dbias, bool tf32, cudaStream_t stream) {
   dev.make_current();
-  if (m == 0 || n == 0 || k == 0) return;
+  if (m == 0 || n == 0 || k == 0) return false;  // empty sums: the caller's kernels write the zeros
   // dw^T (k x n) = x^T (k x m, x's row-major storage) * dz (m x n, stored as n x m: op T);
   // BGRADB sums op(B) = dz over the product's k (= m): dz's column sums.
   LtGemm g;
@@ -275,14 +285,14 @@ void weight_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_
   g.ldb = static_cast<std::int64_t>(n);
   g.epi = dbias ? CUBLASLT_EPILOGUE_BGRADB : CUBLASLT_EPILOGUE_DEFAULT;
   g.tf32 = tf32;
-  lt_matmul(dev, g, x, dz, dw, dbias, nullptr, stream);
+  return lt_matmul(dev, g, x, dz, dw, dbias, nullptr, stream);
 }
 
-void input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* dz, const float* w,
+bool input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* dz, const float* w,
                       Activation input_act, const void* aux, std::size_t aux_ld, float* dx, float* dbias_in,
                       bool tf32, cudaStream_t stream) {
   dev.make_current();
-  if (m == 0 || k == 0 || n == 0) return;
+  if (m == 0 || k == 0 || n == 0 || !dbias_in) return false;
   // dx^T (k x m) = w^T (k x n, w's row-major storage) * dz^T (n x m, dz's);
   // DRELU_BGRAD / DGELU_BGRAD scale it by the input activation's derivative
   // (from aux) and sum each of its k rows into dbias_in.
@@ -295,7 +305,7 @@ void input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t
   g.epi = input_act == Activation::Relu ? CUBLASLT_EPILOGUE_DRELU_BGRAD : CUBLASLT_EPILOGUE_DGELU_BGRAD;
   g.aux_ld = static_cast<std::int64_t>(aux_ld);
   g.tf32 = tf32;
-  lt_matmul(dev, g, w, dz, dx, dbias_in, aux, stream);
+  return lt_matmul(dev, g, w, dz, dx, dbias_in, aux, stream);
 }
 
 template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);

@@ -21,20 +21,23 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
 template <class T>
 void bias_activation(T* c, std::size_t m, std::size_t n, const T* bias, Activation act, cudaStream_t stream);
 
-// y (m x n) = act(x (m x k) * w^T (w: n x k) + bias) in one cuBLASLt call.
-void linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
+// y (m x n) = act(x (m x k) * w^T (w: n x k) + bias) in one cuBLASLt call;
+// false, having enqueued nothing, where cuBLASLt does not support it (as
+// for the two below, whose callers then use cuBLAS and veda's kernels).
+bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
                   const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream);
 
 // linear_backward's products, one cuBLASLt call each (FP32), for x (m x k),
 // w (n x k) and dz (m x n, the gradient at the pre-activation):
 // dw (n x k) = dz^T x, with dbias (n) = dz's column sums (BGRADB epilogue)
-// unless dbias is null.
-void weight_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* dz,
+// unless dbias is null. False for an empty dimension, too.
+bool weight_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* dz,
                        float* dw, float* dbias, bool tf32, cudaStream_t stream);
 // dx (m x k) = (dz w) * input_act'(x's pre-activation), and dbias_in (k)
 // its column sums: DRELU_BGRAD (aux: relu_mask's bits, aux_ld bits a row)
-// or DGELU_BGRAD (aux: the pre-activation, m x k, aux_ld = k).
-void input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* dz, const float* w,
+// or DGELU_BGRAD (aux: the pre-activation, m x k, aux_ld = k). False for
+// an empty dimension or a null dbias_in, too.
+bool input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* dz, const float* w,
                       Activation input_act, const void* aux, std::size_t aux_ld, float* dx, float* dbias_in,
                       bool tf32, cudaStream_t stream);
 

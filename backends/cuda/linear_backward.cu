@@ -79,15 +79,17 @@ __global__ void add_runs(const double* partial, std::size_t runs, std::size_t co
   }
 }
 
-__global__ void relu_mask_kernel(const float* z, std::size_t m, std::size_t k, std::size_t ld_words,
-                                 std::uint32_t* bits) {
-  const std::size_t words = m * ld_words;
-  for (std::size_t w = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; w < words;
-       w += std::size_t{gridDim.x} * blockDim.x) {
-    const std::size_t i = w / ld_words, j0 = (w % ld_words) * 32;
-    std::uint32_t v = 0;
-    for (std::size_t b = 0; b < 32 && j0 + b < k; ++b) v |= static_cast<std::uint32_t>(z[i * k + j0 + b] > 0.0f) << b;
-    bits[w] = v;
+// A lane per bit, a warp per word (__ballot_sync: lane b is bit b). The
+// bit count is a multiple of the block size's warps, so every warp runs
+// whole iterations together.
+__global__ void relu_mask_kernel(const float* z, std::size_t m, std::size_t k, std::size_t ld, std::uint32_t* bits) {
+  const std::size_t total = m * ld;
+  for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e - threadIdx.x % 32 < total;
+       e += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t i = e / ld, j = e % ld;
+    const bool on = e < total && j < k && z[i * k + j] > 0.0f;
+    const std::uint32_t word = __ballot_sync(0xffffffffu, on);
+    if (threadIdx.x % 32 == 0) bits[e / 32] = word;
   }
 }
 
@@ -101,6 +103,7 @@ void activation_grad(T* out, const T* g, const T* z, std::size_t count, Activati
 }
 
 std::size_t column_sums_scratch(std::size_t rows, std::size_t cols) {
+  if (cols == 0) return 0;
   const Runs r = runs_for(rows, cols);
   return r.count > 1 ? r.count * cols * sizeof(double) : 0;
 }
@@ -121,9 +124,9 @@ void column_sums(const T* a, std::size_t rows, std::size_t cols, T* sums, void* 
 std::size_t relu_mask_ld(std::size_t k) { return (k + 127) / 128 * 128; }
 
 void relu_mask(const float* z, std::size_t m, std::size_t k, std::uint32_t* bits, cudaStream_t s) {
-  const std::size_t ld_words = relu_mask_ld(k) / 32;
-  if (m * ld_words == 0) return;
-  relu_mask_kernel<<<blocks_for(m * ld_words), kThreads, 0, s>>>(z, m, k, ld_words, bits);
+  const std::size_t ld = relu_mask_ld(k);
+  if (m * ld == 0) return;
+  relu_mask_kernel<<<blocks_for(m * ld), kThreads, 0, s>>>(z, m, k, ld, bits);
   launched("ReLU mask kernel launch");
 }
 
