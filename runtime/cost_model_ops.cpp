@@ -24,6 +24,13 @@ Estimate make_est(Tier t, double overhead, double transfer, double body) {
 // OpenBLAS and cuBLAS curves, corrected by history on each machine).
 double efficiency(double d, double half) { return d / (d + half); }
 
+// OpenBLAS's rate: calibrated at n = 1024, else 85% of `peak` (the FMA peak
+// of the threads it runs on).
+double cpu_blas_gflops(const MachineProfile& p, const CostRequest& r, double peak) {
+  const double calibrated = r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops;
+  return calibrated > 0 ? calibrated : 0.85 * peak;
+}
+
 }  // namespace
 
 void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {
@@ -33,9 +40,7 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   const double es = r.double_precision ? 8.0 : 4.0;
   const double threads = std::max(1, r.threads);
   const double peak = p.cpu.fma_gflops_per_thread * threads * (r.double_precision ? 0.5 : 1.0);
-  const double blas = (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops) > 0
-                          ? (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops)
-                          : 0.85 * peak;
+  const double blas = cpu_blas_gflops(p, r, peak);
   // The epilogue of linear(): one more pass over the m x n result.
   const double epi_cpu = r.linear ? m * n * es * 2 / p.cpu.bw_all_gbps * 1e-3 : 0;
   const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
@@ -177,9 +182,7 @@ void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vec
   // OpenBLAS for both products; the scores of a block of rows go through
   // memory (written, softmaxed, read).
   const double es = r.double_precision ? 8.0 : 4.0;
-  const double blas = (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops) > 0
-                          ? (r.double_precision ? p.cpu.dgemm_gflops : p.cpu.sgemm_gflops)
-                          : 0.85 * peak * threads;
+  const double blas = cpu_blas_gflops(p, r, peak * threads);
   add(Tier::CpuBlas, make_est(Tier::CpuBlas, 2.0, back,
                               flops / (0.8 * blas) * 1e-3 + exp_us / threads + 3 * scores * es / p.cpu.bw_all_gbps * 1e-3));
   // gpu-naive writes and reads the scores three times more; gpu-flash keeps

@@ -6,7 +6,7 @@
 
 #include "backends/cpu/attention.hpp"
 #include "runtime/runtime_state.hpp"
-#include "src/gemm_tiers.hpp"  // dims
+#include "src/gemm_tiers.hpp"  // dims, leave_blas_out_when_nested
 #include "src/op_runner.hpp"
 #include "src/operands.hpp"
 #include "veda/detail/call_scope.hpp"
@@ -68,25 +68,21 @@ detail::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const Arra
 template <detail::RowElem T>
 Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, const AttentionOptions& o) {
   const detail::AttentionShape s = shape_of(q, k, v, o);
-  const Shape out_shape{s.batch, s.heads, s.q_len, s.dv};
   // The scores computed: every (row, key) pair; causal, row i's first i + 1.
   const std::size_t rows = s.batch * s.heads * s.q_len, diag = std::min(s.q_len, s.kv_len);
   const std::size_t pairs = s.causal ? diag * (diag + 1) / 2 + (s.q_len - diag) * s.kv_len : s.q_len * s.kv_len;
   const std::size_t scores = s.batch * s.heads * pairs;
   detail::CallDesc d = detail::op_desc(scores, sizeof(T), o);  // checks placement and tier
-  auto out = Array<T>::from_storage(detail::make_host_storage(out_shape.checked_size(sizeof(T)) * sizeof(T)),
-                                    out_shape.size());
-  out.reshape(out_shape);
+  auto out = detail::host_array<T>(Shape{s.batch, s.heads, s.q_len, s.dv});
   if (out.empty()) return out;
   d.dims[0] = rows;
   d.dims[1] = s.kv_len;
   d.dims[2] = s.d;
   d.ndims = 3;
   detail::describe_operands(d, q, k, v);
-  if (detail::t_call_depth > 0 || detail::on_cpu_worker()) {  // nested: as matmul (src/gemm_tiers.hpp)
-    d.exclude_tiers |= tier_bit(Tier::CpuBlas);
-    d.type_key = &detail::type_tag<AttentionOptions, detail::NestedGemm>;
-  }
+  detail::CallScope scope;
+  Runtime& rt = scope.runtime();
+  detail::leave_blas_out_when_nested<AttentionOptions>(d);
 #if VEDA_HAS_CUDA
   if (!detail::cuda::flash_fits(s, sizeof(T))) {
     if (d.forced_tier == Tier::GpuFlash)
@@ -96,8 +92,6 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
     d.exclude_tiers |= tier_bit(Tier::GpuFlash);
   }
 #endif
-  detail::CallScope scope;
-  Runtime& rt = scope.runtime();
   detail::run_op(
       rt,
       detail::op_site<AttentionTag<T>>(o.name, "attention", detail::OpClass::Attention,

@@ -31,15 +31,19 @@ inline std::string dims(const Shape& s) {
 // or a parallel_for body, on a oneTBB worker or on the caller's thread)
 // leaves cpu-blas out: OpenBLAS would start its threads beside the outer
 // loop's, while oneTBB nests cpu-tiled's tiles in it. Such calls learn in a
-// type slot of their own. (The call's own scope is open: depth 1.)
+// type slot of their own. Called with the call's own scope open (depth 1).
 struct NestedGemm {};
+template <class Options>
+void leave_blas_out_when_nested(CallDesc& d) {
+  if (t_call_depth > 1 || on_cpu_worker()) {
+    d.exclude_tiers |= tier_bit(Tier::CpuBlas);
+    d.type_key = &type_tag<Options, NestedGemm>;
+  }
+}
 template <class T, class Options>
 CallDesc gemm_desc(const GemmShape& s, const Options& o) {
   CallDesc d = op_desc(s.batch * s.m * s.n * std::max<std::size_t>(s.k, 1), sizeof(T), o);
-  if (t_call_depth > 1 || on_cpu_worker()) {
-    d.exclude_tiers = tier_bit(Tier::CpuBlas);
-    d.type_key = &type_tag<Options, NestedGemm>;
-  }
+  leave_blas_out_when_nested<Options>(d);
   d.dims[0] = s.batch * s.m;  // the cost model sees a batch as its rows stacked
   d.dims[1] = s.k;
   d.dims[2] = s.n;

@@ -47,17 +47,6 @@ void check_matrix(const std::string& op, const char* what, const Array<T>& a, st
 }
 
 template <class T>
-Array<T> matrix(std::size_t rows, std::size_t cols) {
-  auto a = Array<T>::from_storage(detail::make_host_storage(rows * cols * sizeof(T)), rows * cols);
-  a.reshape(rows, cols);
-  return a;
-}
-template <class T>
-Array<T> vector(std::size_t n) {
-  return Array<T>::from_storage(detail::make_host_storage(n * sizeof(T)), n);
-}
-
-template <class T>
 LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
   const std::string op = o.name.empty() ? "veda::linear_backward" : o.name;
   const Array<T>& x = in.x;
@@ -88,10 +77,10 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
                               input_grad ? in.input_pre_act.buffer() : nullptr});  // what the call reads
 
   LinearGrads<T> g;
-  g.grad_x = matrix<T>(m, k);
-  g.grad_w = matrix<T>(n, k);
-  if (o.bias) g.grad_bias = vector<T>(n);
-  if (in.chained) g.grad_input_bias = vector<T>(k);
+  g.grad_x = detail::host_array<T>(Shape{m, k});
+  g.grad_w = detail::host_array<T>(Shape{n, k});
+  if (o.bias) g.grad_bias = detail::host_array<T>(Shape{n});
+  if (in.chained) g.grad_input_bias = detail::host_array<T>(Shape{k});
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::run_op(

@@ -137,8 +137,7 @@ Array<T> matmul(const Array<T>& a, const Array<T>& b, const MatmulOptions& o) {
                           " scales an existing C, which a returning matmul does not have (use matmul_into)");
   const GemmShape s = scaled(shape_of(a, b, o, "veda::matmul", true), o);
   const Shape out = result_shape(s, a, b);
-  auto c = Array<T>::from_storage(detail::make_host_storage(out.checked_size(sizeof(T)) * sizeof(T)), out.size());
-  c.reshape(out);
+  auto c = detail::host_array<T>(out);
   matmul_arrays(a, b, c, s, o);
   return c;
 }
@@ -221,8 +220,7 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
   detail::CallDesc d = gemm_desc<T>(s, o);
   d.linear = true;
   detail::describe_operands(d, x, w, bias);
-  auto y = Array<T>::from_storage(detail::make_host_storage(s.m * s.n * sizeof(T)), s.m * s.n);
-  y.reshape(s.m, s.n);
+  auto y = detail::host_array<T>(Shape{s.m, s.n});
   const T* no_bias = nullptr;
   detail::run_op(
       rt, detail::op_site<LinearTag<T>>(o.name, "linear", detail::OpClass::Gemm, kLinearTiers), d,

@@ -107,6 +107,14 @@ void describe_operands(CallDesc& d, const A&... arrays) {
   describe_buffers(d, {arrays.buffer()...});
 }
 
+// A fresh host Array of shape s (contents unset), for an op's result.
+template <class T>
+Array<T> host_array(const Shape& s) {
+  auto a = Array<T>::from_storage(make_host_storage(s.checked_size(sizeof(T)) * sizeof(T)), s.size());
+  a.reshape(s);
+  return a;
+}
+
 // Host pointer for writing an operand (null for an absent buffer): its old
 // contents are brought up to date only when `keep` (a read-modify-write,
 // e.g. beta != 0); otherwise they may be discarded.

@@ -38,7 +38,6 @@ Site& axis_site(AxisOp op, const AxisOptions& o) {
   }
 }
 
-
 int checked_axis(AxisOp op, const Shape& in, int axis) {
   return detail::checked_axis(std::string("veda::") + name(op), in, axis);
 }
