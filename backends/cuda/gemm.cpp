@@ -308,7 +308,92 @@ bool input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t
   return lt_matmul(dev, g, w, dz, dx, dbias_in, aux, stream);
 }
 
+template <class T>
+void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>& rows, std::size_t k, std::size_t n,
+                  const T* a, const T* w, T* c, cudaStream_t stream) {
+  dev.make_current();
+  std::size_t total = 0;
+  for (std::size_t r : rows) total += r;
+  if (total == 0 || n == 0) return;
+  if (k == 0) {  // empty sums
+    check(cudaMemsetAsync(c, 0, total * n * sizeof(T), stream), "cudaMemsetAsync (grouped_matmul)");
+    return;
+  }
+  // Group g in row-major terms: C_g (rows x n) = A_g (rows x k) W_g (k x n).
+  auto each_group = [&](auto&& f) {
+    for (std::size_t g = 0, off = 0; g < rows.size(); off += rows[g], ++g)
+      if (rows[g]) f(rows[g], a + off * k, w + g * k * n, c + off * n);
+  };
+  if (tier == GemmTier::Tiled) {
+    GemmShape s;
+    s.n = n;
+    s.k = k;
+    each_group([&](std::size_t m, const T* ag, const T* wg, T* cg) {
+      s.m = m;
+      launch_tiled_gemm(s, ag, wg, cg, stream);
+    });
+    launched("gpu-tiled grouped GEMM launch");
+    return;
+  }
+  Lease lease(blas_pool());
+  check_blas(cublasSetStream(lease.h, stream), "cublasSetStream");
+  check_blas(cublasSetMathMode(lease.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // Column-major, as cuBLAS sees it: C_g^T (n x rows) = W_g^T (n x k) A_g^T (k x rows).
+  const auto ld_w = static_cast<std::int64_t>(n), ld_a = static_cast<std::int64_t>(k);
+#if CUBLAS_VERSION >= 120500
+  std::vector<std::int64_t> ns;                // each group's rows
+  std::vector<const void*> ptrs, as, cs;       // every W_g, then every A_g, then every C_g
+  each_group([&](std::size_t m, const T* ag, const T* wg, T* cg) {
+    ns.push_back(static_cast<std::int64_t>(m));
+    ptrs.push_back(wg);
+    as.push_back(ag);
+    cs.push_back(cg);
+  });
+  const std::size_t groups = ns.size();
+  ptrs.insert(ptrs.end(), as.begin(), as.end());
+  ptrs.insert(ptrs.end(), cs.begin(), cs.end());
+  const std::vector<std::int64_t> ms(groups, ld_w), ks(groups, ld_a), sizes(groups, 1);
+  const std::vector<cublasOperation_t> ops(groups, CUBLAS_OP_N);
+  const std::vector<T> alpha(groups, T(1)), beta(groups, T(0));
+  const PoolBlock dptrs(dev.pool(), ptrs.size() * sizeof(void*), stream);
+  dev.copy_to_device(dptrs.get(), ptrs.data(), ptrs.size() * sizeof(void*), stream, false);
+  void** base = dptrs.as<void*>();
+  const auto* dw = reinterpret_cast<const T* const*>(base);
+  const auto* da = reinterpret_cast<const T* const*>(base + groups);
+  auto* dc = reinterpret_cast<T* const*>(base + 2 * groups);
+  const auto g = static_cast<std::int64_t>(groups);
+  if constexpr (std::is_same_v<T, float>)
+    check_blas(cublasSgemmGroupedBatched_64(lease.h, ops.data(), ops.data(), ms.data(), ns.data(), ks.data(),
+                                            alpha.data(), dw, ms.data(), da, ks.data(), beta.data(), dc, ms.data(),
+                                            g, sizes.data()),
+               "cublasSgemmGroupedBatched");
+  else
+    check_blas(cublasDgemmGroupedBatched_64(lease.h, ops.data(), ops.data(), ms.data(), ns.data(), ks.data(),
+                                            alpha.data(), dw, ms.data(), da, ks.data(), beta.data(), dc, ms.data(),
+                                            g, sizes.data()),
+               "cublasDgemmGroupedBatched");
+#else
+  const T alpha = 1, beta = 0;
+  each_group([&](std::size_t m, const T* ag, const T* wg, T* cg) {
+    const auto rm = static_cast<std::int64_t>(m);
+    if constexpr (std::is_same_v<T, float>)
+      check_blas(cublasSgemm_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, ld_w, ag, ld_a, &beta,
+                                cg, ld_w),
+                 "cublasSgemm (grouped_matmul)");
+    else
+      check_blas(cublasDgemm_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, ld_w, ag, ld_a, &beta,
+                                cg, ld_w),
+                 "cublasDgemm (grouped_matmul)");
+  });
+#endif
+  count_launch();
+}
+
 template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);
 template void gemm<double>(CudaDevice&, GemmTier, const GemmShape&, const double*, const double*, double*, cudaStream_t);
+template void grouped_gemm<float>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t, std::size_t,
+                                  const float*, const float*, float*, cudaStream_t);
+template void grouped_gemm<double>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t, std::size_t,
+                                   const double*, const double*, double*, cudaStream_t);
 
 }  // namespace veda::detail::cuda

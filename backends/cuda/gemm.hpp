@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <vector>
+
 #include "backends/cuda/cuda_device.hpp"
 #include "veda/detail/gemm_shape.hpp"
 
@@ -16,6 +18,14 @@ enum class GemmTier { Tiled, Cublas, CublasTf32, CublasBf16 };
 
 template <class T>
 void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream);
+
+// Group g's rows[g] rows of a (row-major, k columns; the groups one after
+// another) times w's g-th k x n matrix, into the same rows of c (n
+// columns). Tier Tiled or Cublas (one grouped-batched call on cuBLAS
+// 12.5+, else a GEMM per group); groups of no rows are skipped.
+template <class T>
+void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>& rows, std::size_t k, std::size_t n,
+                  const T* a, const T* w, T* c, cudaStream_t stream);
 
 // c[i][j] = act(c[i][j] + bias[j]) on the device.
 template <class T>
