@@ -78,6 +78,22 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
                                    : "no tensor cores (compute capability < 8.0)";
   }
   add(Tier::GpuCublasBf16, bf16);
+  // The ladder's teaching kernels (matmul only): measured by `veda bench
+  // matmul` side by side with cuBLAS, never chosen by the model.
+  for (Tier t : {Tier::GpuNaive, Tier::GpuVectorized}) {
+    Estimate e = make_est(t, p.gpu.launch_us, in + outx, flops / (0.05 * dev * eg) * 1e-3);
+    e.eligible = false;
+    e.note = "a teaching kernel of the GEMM ladder: only when forced";
+    add(t, e);
+  }
+  // veda's WMMA kernel: BF16 tensor cores at about half cuBLAS's BF16 rate
+  // (not calibrated: history corrects it).
+  Estimate wmma = make_est(Tier::GpuWmma, p.gpu.launch_us, in + outx, flops / (p.gpu.sgemm_tf32_gflops * eg) * 1e-3);
+  if (r.double_precision || !r.allow_fp16 || !r.tensor_cores) {
+    wmma.eligible = false;
+    wmma.note = bf16.note;
+  }
+  add(Tier::GpuWmma, wmma);
   add(Tier::GpuUnfused, make_est(Tier::GpuUnfused, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));
   const double fused_rate = r.allow_tf32 && r.tensor_cores ? p.gpu.sgemm_tf32_gflops : p.gpu.sgemm_gflops;
   Estimate fused = make_est(Tier::GpuCublasLtFused, launch, in + outx, flops / (fused_rate * eg) * 1e-3);

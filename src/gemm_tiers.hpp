@@ -79,6 +79,9 @@ inline cuda::GemmTier gpu_tier(Tier t) {
   return t == Tier::GpuTiled        ? cuda::GemmTier::Tiled
          : t == Tier::GpuCublasTf32 ? cuda::GemmTier::CublasTf32
          : t == Tier::GpuCublasBf16 ? cuda::GemmTier::CublasBf16
+         : t == Tier::GpuNaive      ? cuda::GemmTier::Naive
+         : t == Tier::GpuVectorized ? cuda::GemmTier::Vectorized
+         : t == Tier::GpuWmma       ? cuda::GemmTier::Wmma
                                     : cuda::GemmTier::Cublas;
 }
 #endif

@@ -24,7 +24,9 @@ using detail::gpu_tier;
 
 constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuTiled) | tier_bit(Tier::GpuCublas) |
-                                       tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16);
+                                       tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16) |
+                                       tier_bit(Tier::GpuNaive) | tier_bit(Tier::GpuVectorized) |
+                                       tier_bit(Tier::GpuWmma);
 constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
 

@@ -342,6 +342,43 @@ TEST_CASE("matmul's BF16 tensor-core tier: only for FP32 under Precision::AllowF
   CHECK(has(bf16(decide(p, r, ctx)).note, "tensor cores"));
 }
 
+TEST_CASE("the GEMM ladder: gpu-naive and gpu-vectorized only when forced, gpu-wmma only where BF16 is allowed") {
+  const auto p = profile("profile_h100.json");
+  CostRequest r;
+  r.op = OpClass::Gemm;
+  r.tiers = tier_bit(Tier::CpuBlas) | tier_bit(Tier::GpuCublas) | tier_bit(Tier::GpuNaive) |
+            tier_bit(Tier::GpuVectorized) | tier_bit(Tier::GpuWmma);
+  r.threads = 2;
+  r.gpu_ok = true;
+  r.tensor_cores = true;
+  ChoiceContext ctx;
+  ctx.all_on_device = true;
+  auto eligible = [](const Choice& c, Tier t) {
+    for (const auto& e : c.estimates)
+      if (e.tier == t) return e.eligible;
+    FAIL("no estimate for " << tier_name(t));
+    return false;
+  };
+  for (std::size_t n : {1, 97, 4096}) {
+    r.m = r.k = r.cols = n;
+    r.n = n * n * n;
+    r.allow_fp16 = false;
+    Choice c = decide(p, r, ctx);
+    CHECK_FALSE(eligible(c, Tier::GpuNaive));
+    CHECK_FALSE(eligible(c, Tier::GpuVectorized));
+    CHECK_FALSE(eligible(c, Tier::GpuWmma));
+    r.allow_fp16 = true;
+    c = decide(p, r, ctx);
+    CHECK(eligible(c, Tier::GpuWmma));
+    CHECK(c.tier != Tier::GpuNaive);
+    CHECK(c.tier != Tier::GpuVectorized);
+    if (n == 4096) CHECK(c.tier == Tier::GpuWmma);  // the only BF16 tier offered here
+    r.double_precision = true;
+    CHECK_FALSE(eligible(decide(p, r, ctx), Tier::GpuWmma));
+    r.double_precision = false;
+  }
+}
+
 TEST_CASE("a call whose operands do not fit in free device memory is placed elsewhere before it runs") {
   const auto p = profile("profile_h100.json");
   // Compute-heavy enough that the GPU wins with the copies (as above).

@@ -37,17 +37,19 @@ veda::Array<T> matrix(std::size_t r, std::size_t c, unsigned seed) {
 std::vector<std::string> tiers(bool linear) {
   return linear ? veda_test::op_tiers({"cpu-blas", "cpu-tiled"}, {"gpu-unfused", "gpu-cublaslt-fused"})
                 : veda_test::op_tiers({"cpu-blas", "cpu-tiled"},
-                                      {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32", "gpu-cublas-bf16"});
+                                      {"gpu-tiled", "gpu-cublas", "gpu-cublas-tf32", "gpu-cublas-bf16", "gpu-naive",
+                                       "gpu-vectorized", "gpu-wmma"});
 }
 
 // Error bound for a k-term dot product of values below 2 in magnitude:
 // k * 4 * eps(T) relative to the largest possible |sum|, looser for TF32
 // (10-bit mantissa) and BF16 (8-bit mantissa) inputs on tensor cores.
 // A forced tensor-core tier rounds its inputs whatever the precision policy;
-// on double operands it is plain cuBLAS.
+// on double operands gpu-cublas-bf16 is plain cuBLAS, while gpu-wmma
+// rounds them to BF16 too.
 template <class T>
 double tolerance(std::size_t k, const std::string& tier) {
-  const double eps = tier == "gpu-cublas-bf16" ? std::ldexp(1.0, -7)
+  const double eps = tier == "gpu-cublas-bf16" || tier == "gpu-wmma" ? std::ldexp(1.0, -7)
                      : tier.find("tf32") != std::string::npos || tier == "gpu-cublaslt-fused"
                          ? std::ldexp(1.0, -10)
                          : std::numeric_limits<T>::epsilon();
@@ -356,14 +358,20 @@ TEST_CASE("the decision names the op, its shape classes and candidates") {
   CHECK(d.name == "projection");
   CHECK(d.device == (d.tier.rfind("gpu", 0) == 0 ? veda::Device::Gpu : veda::Device::Cpu));
   bool blas = false, tiled = false, reference_ineligible = false;
+  int teaching = 0;
   for (const auto& c : d.candidates) {
     blas |= c.tier == "cpu-blas";
     tiled |= c.tier == "cpu-tiled";
     if (c.tier == "cpu-reference") reference_ineligible = !c.eligible;
+    if (c.tier == "gpu-naive" || c.tier == "gpu-vectorized") {  // the ladder's teaching kernels: forced only
+      ++teaching;
+      CHECK(!c.eligible);
+    }
   }
   CHECK(blas);
   CHECK(tiled);
   CHECK(reference_ineligible);
+  CHECK(teaching == 2);
   if (!veda::get_runtime().gpu().usable) CHECK(d.device == veda::Device::Cpu);
 
   // A forced GPU tier runs on the GPU where one is usable. Without one it

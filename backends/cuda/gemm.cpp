@@ -194,6 +194,16 @@ template <class T>
 void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
   dev.make_current();
   if (s.m == 0 || s.n == 0) return;
+  if (tier == GemmTier::Naive || tier == GemmTier::Vectorized || tier == GemmTier::Wmma) {
+    if (tier == GemmTier::Wmma && dev.info().cc_major < 8)
+      throw InvalidArgument("veda::matmul: tier gpu-wmma needs BF16 tensor cores (compute capability 8.0 or later); " +
+                            dev.name() + " is " + std::to_string(dev.info().cc_major) + "." +
+                            std::to_string(dev.info().cc_minor));
+    for (std::size_t i = 0; i < s.batch; ++i)  // a batch: one launch per product
+      launch_ladder_gemm(tier, s.one(), a + i * s.stride_a, b + i * s.stride_b, c + i * s.stride_c, stream);
+    launched("GEMM ladder kernel launch");
+    return;
+  }
   constexpr std::size_t kIntMax = 0x7fffffff;
   if (tier != GemmTier::Tiled && (s.m > kIntMax || s.n > kIntMax || s.k > kIntMax))
     throw InvalidArgument("veda::matmul: cuBLAS takes int dimensions; " + std::to_string(s.m) + "x" +

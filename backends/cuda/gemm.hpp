@@ -14,7 +14,8 @@
 
 namespace veda::detail::cuda {
 
-enum class GemmTier { Tiled, Cublas, CublasTf32, CublasBf16 };
+// Naive, Vectorized and Wmma: the ladder's kernels (gemm_kernels.cu).
+enum class GemmTier { Tiled, Cublas, CublasTf32, CublasBf16, Naive, Vectorized, Wmma };
 
 template <class T>
 void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream);
@@ -54,5 +55,10 @@ bool input_grad_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t
 // Kernel launchers (gemm_kernels.cu).
 template <class T>
 void launch_tiled_gemm(const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream);
+// One product by the Naive, Vectorized or Wmma kernel (Wmma: sm_80+).
+template <class T>
+void launch_ladder_gemm(GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream);
+// Whether gpu-vectorized reads these operands as float4.
+bool vectorized_loads(const GemmShape& s, const void* a, const void* b, std::size_t elem_bytes);
 
 }  // namespace veda::detail::cuda

@@ -1,10 +1,21 @@
-// veda's own GEMM kernel (the gpu-tiled tier) and the linear epilogue.
+// veda's own GEMM kernels, the matmul ladder of the CUDA chapter, and the
+// linear epilogue: gpu-naive (a thread per element of C, every operand read
+// from global memory), gpu-tiled (below), gpu-vectorized (64 x 64 tiles, a
+// thread computing 4 x 4 outputs from registers, float4 loads where the
+// layout allows) and gpu-wmma (tensor cores: tiles converted to BF16 in
+// shared memory, FP32 accumulation; sm_80+). Every kernel takes any shape,
+// transposition and alpha/beta.
 //
 // Tiled GEMM: 32 x 32 tiles of C per block of 32 x 8 threads; each thread
 // computes four elements of one column of its tile, reading A and B through
 // shared memory in 32-wide slices of k. Transposed operands are read through
 // the index functions, so no copy is made.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <mma.h>
+
+#include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/gemm.hpp"
 
@@ -23,12 +34,153 @@ __device__ T load_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j
   return s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
 }
 
+// C's element (i, j) from its dot product: beta 0 never reads C.
+template <class T>
+__device__ void store_c(const GemmShape& s, T* c, std::size_t i, std::size_t j, T acc) {
+  T& out = c[i * s.n + j];
+  out = s.beta == 0 ? T(s.alpha) * acc : T(s.alpha) * acc + T(s.beta) * out;
+}
+
+// Row tile of a block whose grid's z * y walks row tiles (y alone is
+// limited to 65535).
+__device__ std::size_t row_tile() { return static_cast<std::size_t>(blockIdx.z) * gridDim.y + blockIdx.y; }
+
+template <class T>
+__global__ void naive_gemm(GemmShape s, const T* a, const T* b, T* c) {
+  const std::size_t i = row_tile() * blockDim.y + threadIdx.y, j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i >= s.m || j >= s.n) return;
+  T acc = 0;
+  for (std::size_t p = 0; p < s.k; ++p) acc += load_a(s, a, i, p) * load_b(s, b, p, j);
+  store_c(s, c, i, j, acc);
+}
+
+// 64 x 64 tiles of C, k in slices of 16, 256 threads of 4 x 4 outputs.
+// Vec (float, no transposition, k and n multiples of 4, 16-byte aligned):
+// global and shared memory read as float4; else element by element.
+constexpr int kVecTile = 64, kVecK = 16;
+template <class T, bool Vec>
+__global__ void __launch_bounds__(256) vectorized_gemm(GemmShape s, const T* a, const T* b, T* c) {
+  __shared__ __align__(16) T as[kVecK][kVecTile];  // the A tile transposed: as[p][i]
+  __shared__ __align__(16) T bs[kVecK][kVecTile];
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const std::size_t row0 = row_tile() * kVecTile, col0 = blockIdx.x * std::size_t{kVecTile};
+  if (row0 >= s.m) return;
+  const int ar = tid / 4, ac = (tid % 4) * 4, br = tid / 16, bc = (tid % 16) * 4;  // what this thread loads
+  T acc[4][4] = {};
+  for (std::size_t p0 = 0; p0 < s.k; p0 += kVecK) {
+    T av[4], bv[4];
+    if constexpr (Vec) {  // with k and n multiples of 4, four elements are all in bounds or none
+      const std::size_t i = row0 + ar, pa = p0 + ac, pb = p0 + br, j = col0 + bc;
+      const float4 z = make_float4(0, 0, 0, 0);
+      const float4 x = i < s.m && pa < s.k ? *reinterpret_cast<const float4*>(a + i * s.k + pa) : z;
+      const float4 y = pb < s.k && j < s.n ? *reinterpret_cast<const float4*>(b + pb * s.n + j) : z;
+      av[0] = x.x, av[1] = x.y, av[2] = x.z, av[3] = x.w;
+      *reinterpret_cast<float4*>(&bs[br][bc]) = y;
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        av[q] = load_a(s, a, row0 + ar, p0 + ac + q);
+        bv[q] = load_b(s, b, p0 + br, col0 + bc + q);
+        bs[br][bc + q] = bv[q];
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) as[ac + q][ar] = av[q];
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < kVecK; ++p) {
+      T x[4], y[4];
+      if constexpr (Vec) {
+        const float4 u = *reinterpret_cast<const float4*>(&as[p][ty * 4]), v = *reinterpret_cast<const float4*>(&bs[p][tx * 4]);
+        x[0] = u.x, x[1] = u.y, x[2] = u.z, x[3] = u.w;
+        y[0] = v.x, y[1] = v.y, y[2] = v.z, y[3] = v.w;
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) x[q] = as[p][ty * 4 + q], y[q] = bs[p][tx * 4 + q];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] += x[i] * y[j];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const std::size_t r = row0 + ty * 4 + i, col = col0 + tx * 4 + j;
+      if (r < s.m && col < s.n) store_c(s, c, r, col, acc[i][j]);
+    }
+}
+
+// 64 x 64 tiles of C over 4 warps (32 x 32 each: 2 x 2 WMMA fragments of
+// 16 x 16 x 16), k in slices of 32 converted to BF16 as they are staged in
+// shared memory; the FP32 accumulators go through shared memory to C.
+// Rows padded by 8 BF16 / 4 floats: every fragment pointer stays 32-byte
+// aligned and the staging avoids bank conflicts.
+constexpr int kWmmaTile = 64, kWmmaK = 32;
+template <class T>
+__global__ void __launch_bounds__(128) wmma_gemm(GemmShape s, const T* a, const T* b, T* c) {
+#if __CUDA_ARCH__ >= 800
+  namespace w = nvcuda::wmma;
+  __shared__ __align__(32) __nv_bfloat16 as[kWmmaTile][kWmmaK + 8];
+  __shared__ __align__(32) __nv_bfloat16 bs[kWmmaK][kWmmaTile + 8];
+  __shared__ __align__(32) float cs[kWmmaTile][kWmmaTile + 4];
+  const int tid = threadIdx.x, warp = tid / 32, wr = (warp / 2) * 32, wc = (warp % 2) * 32;
+  const std::size_t row0 = row_tile() * kWmmaTile, col0 = blockIdx.x * std::size_t{kWmmaTile};
+  if (row0 >= s.m) return;
+  w::fragment<w::accumulator, 16, 16, 16, float> acc[2][2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) w::fill_fragment(acc[i][j], 0.0f);
+  for (std::size_t p0 = 0; p0 < s.k; p0 += kWmmaK) {
+    for (int e = tid; e < kWmmaTile * kWmmaK; e += 128) {
+      const int r = e / kWmmaK, q = e % kWmmaK;
+      as[r][q] = __float2bfloat16(static_cast<float>(load_a(s, a, row0 + r, p0 + q)));
+    }
+    for (int e = tid; e < kWmmaK * kWmmaTile; e += 128) {
+      const int r = e / kWmmaTile, q = e % kWmmaTile;
+      bs[r][q] = __float2bfloat16(static_cast<float>(load_b(s, b, p0 + r, col0 + q)));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kWmmaK; kk += 16) {
+      w::fragment<w::matrix_a, 16, 16, 16, __nv_bfloat16, w::row_major> fa[2];
+      w::fragment<w::matrix_b, 16, 16, 16, __nv_bfloat16, w::row_major> fb[2];
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        w::load_matrix_sync(fa[i], &as[wr + 16 * i][kk], kWmmaK + 8);
+        w::load_matrix_sync(fb[i], &bs[kk][wc + 16 * i], kWmmaTile + 8);
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) w::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      w::store_matrix_sync(&cs[wr + 16 * i][wc + 16 * j], acc[i][j], kWmmaTile + 4, w::mem_row_major);
+  __syncthreads();
+  for (int e = tid; e < kWmmaTile * kWmmaTile; e += 128) {
+    const int r = e / kWmmaTile, q = e % kWmmaTile;
+    if (row0 + r < s.m && col0 + q < s.n) store_c(s, c, row0 + r, col0 + q, static_cast<T>(cs[r][q]));
+  }
+#else
+  __trap();  // the host checks the compute capability first
+#endif
+}
+
 template <class T>
 __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
   __shared__ T as[kTile][kTile + 1];  // +1: no bank conflicts on the transposed reads
   __shared__ T bs[kTile][kTile + 1];
-  // Grid z * y walks row tiles (y alone is limited to 65535).
-  const std::size_t row0 = (static_cast<std::size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * kTile;
+  const std::size_t row0 = row_tile() * kTile;
   if (row0 >= s.m) return;  // the whole block: before any barrier
   const std::size_t col = static_cast<std::size_t>(blockIdx.x) * kTile + threadIdx.x;
   T acc[kTile / kRows] = {};
@@ -50,9 +202,7 @@ __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
 #pragma unroll
   for (int q = 0; q < kTile / kRows; ++q) {
     const std::size_t row = row0 + threadIdx.y + q * kRows;
-    if (row >= s.m) continue;
-    T& out = c[row * s.n + col];
-    out = s.beta == 0 ? T(s.alpha) * acc[q] : T(s.alpha) * acc[q] + T(s.beta) * out;  // beta 0: C not read
+    if (row < s.m) store_c(s, c, row, col, acc[q]);
   }
 }
 
@@ -70,16 +220,41 @@ __global__ void bias_act_kernel(T* c, std::size_t m, std::size_t n, const T* bia
     c[i] = v;
   }
 }
+// A grid of tile x tile blocks over C, row tiles over y and z (see row_tile).
+dim3 tile_grid(const GemmShape& s, std::size_t tile) {
+  const std::size_t row_tiles = (s.m + tile - 1) / tile, y = std::min<std::size_t>(row_tiles, 65535);
+  return dim3(static_cast<unsigned>((s.n + tile - 1) / tile), static_cast<unsigned>(y),
+              static_cast<unsigned>((row_tiles + y - 1) / y));
+}
 }  // namespace
 
 template <class T>
 void launch_tiled_gemm(const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
   if (s.m == 0 || s.n == 0) return;
-  const dim3 block(kTile, kRows);
-  const std::size_t row_tiles = (s.m + kTile - 1) / kTile, y = std::min<std::size_t>(row_tiles, 65535);
-  const dim3 grid(static_cast<unsigned>((s.n + kTile - 1) / kTile), static_cast<unsigned>(y),
-                  static_cast<unsigned>((row_tiles + y - 1) / y));
-  tiled_gemm<T><<<grid, block, 0, stream>>>(s, a, b, c);
+  tiled_gemm<T><<<tile_grid(s, kTile), dim3(kTile, kRows), 0, stream>>>(s, a, b, c);
+}
+
+bool vectorized_loads(const GemmShape& s, const void* a, const void* b, std::size_t elem_bytes) {
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return elem_bytes == sizeof(float) && !s.trans_a && !s.trans_b && s.k % 4 == 0 && s.n % 4 == 0 && aligned(a) &&
+         aligned(b);
+}
+
+template <class T>
+void launch_ladder_gemm(GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
+  if (s.m == 0 || s.n == 0) return;
+  if (tier == GemmTier::Naive) {
+    naive_gemm<T><<<tile_grid(s, 16), dim3(16, 16), 0, stream>>>(s, a, b, c);
+  } else if (tier == GemmTier::Vectorized) {
+    if constexpr (std::is_same_v<T, float>)
+      if (vectorized_loads(s, a, b, sizeof(T))) {
+        vectorized_gemm<T, true><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
+        return;
+      }
+    vectorized_gemm<T, false><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
+  } else {
+    wmma_gemm<T><<<tile_grid(s, kWmmaTile), 128, 0, stream>>>(s, a, b, c);
+  }
 }
 
 template <class T>
@@ -91,6 +266,9 @@ void bias_activation(T* c, std::size_t m, std::size_t n, const T* bias, Activati
 
 template void launch_tiled_gemm<float>(const GemmShape&, const float*, const float*, float*, cudaStream_t);
 template void launch_tiled_gemm<double>(const GemmShape&, const double*, const double*, double*, cudaStream_t);
+template void launch_ladder_gemm<float>(GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);
+template void launch_ladder_gemm<double>(GemmTier, const GemmShape&, const double*, const double*, double*,
+                                         cudaStream_t);
 template void bias_activation<float>(float*, std::size_t, std::size_t, const float*, Activation, cudaStream_t);
 template void bias_activation<double>(double*, std::size_t, std::size_t, const double*, Activation, cudaStream_t);
 

@@ -238,6 +238,46 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
   std::fprintf(stderr, "plot written to %s (data in %s)\n", png.c_str(), dir.c_str());
 }
 
+// The GEMM ladder of the CUDA chapter: every GPU GEMM tier forced on float
+// n x n x n products with operands and result on the device, in GFLOP/s
+// (median of 5 synchronised calls), beside cuBLAS. From a real GPU only.
+void print_ladder(const std::vector<std::size_t>& sizes) {
+  if (!get_runtime().gpu_usable()) {
+    std::printf("\nGEMM ladder: no usable GPU in this run, so no figures\n");
+    return;
+  }
+  const std::vector<std::string> ladder = {"gpu-naive",  "gpu-tiled",       "gpu-vectorized", "gpu-wmma",
+                                           "gpu-cublas", "gpu-cublas-tf32", "gpu-cublas-bf16"};
+  std::printf("\nGEMM ladder (float n x n x n on the device, GFLOP/s)\n%8s", "n");
+  for (const auto& t : ladder) std::printf(" %16s", t.c_str());
+  std::printf("\n");
+  for (std::size_t n : sizes) {
+    veda::Array<float> a(n, n), b(n, n), c(n, n);
+    for (auto& v : a.host()) v = 0.5f;
+    for (auto& v : b.host()) v = 0.25f;
+    std::printf("%8zu", n);
+    for (const auto& tier : ladder) {
+      std::vector<double> us;
+      try {
+        for (int i = 0; i < 7; ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          veda::matmul_into(c, a, b, {.tier = tier});
+          veda::synchronize();
+          if (i >= 2) us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+      } catch (const veda::Error& e) {
+        std::printf(" %16s", "n/a");
+        std::fprintf(stderr, "  %s at n=%zu: %s\n", tier.c_str(), n, e.what());
+        continue;
+      }
+      std::sort(us.begin(), us.end());
+      std::printf(" %16.0f", 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) /
+                                 us[us.size() / 2] * 1e-3);
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int bench(const BenchArgs& a) {
@@ -246,9 +286,12 @@ int bench(const BenchArgs& a) {
   if (ops.empty())
     for (const auto& [name, c] : all) ops.push_back(name);
   for (const auto& op : ops)
-    if (!all.count(op)) throw InvalidArgument("veda bench: unknown op '" + op + "' (saxpy, exp, sum, sort, matmul, pipeline)");
+    if (!all.count(op) && op != "ladder")
+      throw InvalidArgument("veda bench: unknown op '" + op + "' (saxpy, exp, sum, sort, matmul, pipeline, ladder)");
+  auto wanted = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
   std::vector<Row> rows;
   for (const auto& op : ops) {
+    if (op == "ladder") continue;
     const Case& c = all.at(op);
     for (std::size_t n : a.sizes.empty() ? c.sizes : a.sizes) {
       const Run run = c.make(n);
@@ -265,7 +308,9 @@ int bench(const BenchArgs& a) {
       if (a.format == "table") std::fprintf(stderr, "  %s n=%zu done\n", op.c_str(), n);
     }
   }
-  print_table(rows, a.format);
+  if (!rows.empty()) print_table(rows, a.format);
+  if (a.format == "table" && (wanted("matmul") || wanted("ladder")))
+    print_ladder(a.sizes.empty() ? std::vector<std::size_t>{1024, 2048, 4096} : a.sizes);
   if (!a.plot.empty()) plot(rows, a.plot);
   return 0;
 }

@@ -30,10 +30,13 @@ enum class Tier : std::uint8_t {
   GpuCusparse,
   // matmul under Precision::AllowFP16
   GpuCublasBf16,
-  // attention
+  // attention (GpuNaive: matmul's too)
   CpuBlocked,
   GpuNaive,
   GpuFlash,
+  // the matmul ladder's teaching kernels, and BF16 tensor cores by WMMA
+  GpuVectorized,
+  GpuWmma,
   Count
 };
 
@@ -70,6 +73,8 @@ inline constexpr TierInfo kTierTable[kTierCount] = {
     {Tier::CpuBlocked, "cpu-blocked", Device::Cpu},
     {Tier::GpuNaive, "gpu-naive", Device::Gpu},
     {Tier::GpuFlash, "gpu-flash", Device::Gpu},
+    {Tier::GpuVectorized, "gpu-vectorized", Device::Gpu},
+    {Tier::GpuWmma, "gpu-wmma", Device::Gpu},
 };
 
 constexpr bool tier_table_ok() {
