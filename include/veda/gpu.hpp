@@ -173,8 +173,7 @@ class GpuFunction {
     if constexpr (kind == detail::RangeKind::Vector) {
       out.resize(n);
     } else if (out.size() != n) {
-      throw InvalidArgument(opt_.name + ": output has " + std::to_string(out.size()) +
-                            " elements but the inputs have " + std::to_string(n));
+      detail::throw_output_length(opt_.name, out.size(), n);
     }
     detail::check_output_overlap(opt_.name, out, a...);
     if constexpr (kind == detail::RangeKind::Array) run<R>(nullptr, &out, n, a...);

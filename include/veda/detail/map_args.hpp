@@ -101,8 +101,25 @@ std::size_t range_size(const A& a) {
   else return a.size();
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_argument_overflow(std::string_view who, std::size_t index,
+                                                                           std::size_t n, std::size_t elem_bytes) {
+  throw_byte_overflow(who, "argument " + std::to_string(index), n, elem_bytes);
+}
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_length_mismatch(std::string_view who, std::size_t index,
+                                                                         std::size_t size, std::size_t first,
+                                                                         std::size_t n) {
+  throw InvalidArgument(std::string(who) + ": argument " + std::to_string(index) + " has " + std::to_string(size) +
+                        " elements but argument " + std::to_string(first) + " has " + std::to_string(n));
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_output_length(std::string_view who, std::size_t size,
+                                                                       std::size_t n) {
+  throw InvalidArgument(std::string(who) + ": output has " + std::to_string(size) + " elements but the inputs have " +
+                        std::to_string(n));
+}
 // Length of the call: all ranges must agree, and their byte counts must not
-// overflow (InvalidArgument otherwise).
+// overflow (InvalidArgument otherwise). The throws are out of line, so a
+// call's checks inline into it.
 template <class... A>
 std::size_t common_length(const std::string& who, const A&... a) {
   std::size_t n = 0, index = 0, first = 0;
@@ -112,15 +129,13 @@ std::size_t common_length(const std::string& who, const A&... a) {
     if constexpr (is_range_v<decltype(x)>) {
       const std::size_t s = x.size();
       if (s > std::numeric_limits<std::size_t>::max() / sizeof(elem_t<decltype(x)>))
-        throw_byte_overflow(who, "argument " + std::to_string(index), s, sizeof(elem_t<decltype(x)>));
+        throw_argument_overflow(who, index, s, sizeof(elem_t<decltype(x)>));
       if (!seen) {
         n = s;
         first = index;
         seen = true;
       } else if (s != n) {
-        throw InvalidArgument(who + ": argument " + std::to_string(index) + " has " + std::to_string(s) +
-                              " elements but argument " + std::to_string(first) + " has " +
-                              std::to_string(n));
+        throw_length_mismatch(who, index, s, first, n);
       }
     }
   };
@@ -156,6 +171,10 @@ std::pair<std::uintptr_t, std::size_t> host_extent(const A& a) {
 // written (CPU loops; GPU tiers read a device copy, or the same device
 // element). An Array and a host range over its host copy are rejected even
 // when they coincide: writes through the range bypass the Array's residency.
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_output_overlap(std::string_view who, std::size_t index) {
+  throw InvalidArgument(std::string(who) + ": the output overlaps argument " + std::to_string(index) +
+                        " (only an update in place, with that argument itself as the output, is allowed)");
+}
 template <class Out, class... A>
 void check_output_overlap(const std::string& who, const Out& out, const A&... a) {
   // Plain variables, not structured bindings: the lambda below captures them.
@@ -173,8 +192,7 @@ void check_output_overlap(const std::string& who, const Out& out, const A&... a)
       const std::size_t xn = e.second;
       if (xn == 0 || xb >= ob + on || ob >= xb + xn) return;  // disjoint
       if (xb == ob && is_array_v<X> == is_array_v<Out> && sizeof(elem_t<X>) == sizeof(elem_t<Out>)) return;
-      throw InvalidArgument(who + ": the output overlaps argument " + std::to_string(index) +
-                            " (only an update in place, with that argument itself as the output, is allowed)");
+      throw_output_overlap(who, index);
     }
   };
   (check(a), ...);
