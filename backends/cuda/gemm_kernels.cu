@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "backends/cuda/gemm.hpp"
+#include "veda/error.hpp"
 
 namespace veda::detail::cuda {
 namespace {
@@ -68,7 +69,7 @@ __global__ void __launch_bounds__(256) vectorized_gemm(GemmShape s, const T* a, 
   const int ar = tid / 4, ac = (tid % 4) * 4, br = tid / 16, bc = (tid % 16) * 4;  // what this thread loads
   T acc[4][4] = {};
   for (std::size_t p0 = 0; p0 < s.k; p0 += kVecK) {
-    T av[4], bv[4];
+    T av[4];
     if constexpr (Vec) {  // with k and n multiples of 4, four elements are all in bounds or none
       const std::size_t i = row0 + ar, pa = p0 + ac, pb = p0 + br, j = col0 + bc;
       const float4 z = make_float4(0, 0, 0, 0);
@@ -80,8 +81,7 @@ __global__ void __launch_bounds__(256) vectorized_gemm(GemmShape s, const T* a, 
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         av[q] = load_a(s, a, row0 + ar, p0 + ac + q);
-        bv[q] = load_b(s, b, p0 + br, col0 + bc + q);
-        bs[br][bc + q] = bv[q];
+        bs[br][bc + q] = load_b(s, b, p0 + br, col0 + bc + q);
       }
     }
 #pragma unroll
@@ -253,6 +253,13 @@ void launch_ladder_gemm(GemmTier tier, const GemmShape& s, const T* a, const T* 
       }
     vectorized_gemm<T, false><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
   } else {
+    // The device's compute capability was checked; the code loaded for it
+    // must be sm_80+ too (a build for older architectures JITs the __trap).
+    cudaFuncAttributes attr{};
+    if (cudaFuncGetAttributes(&attr, wmma_gemm<T>) != cudaSuccess) (void)cudaGetLastError();  // no image: not sticky
+    if (attr.ptxVersion < 80)
+      throw InvalidArgument("veda::matmul: tier gpu-wmma needs veda built for compute capability 8.0 or later "
+                            "(CMAKE_CUDA_ARCHITECTURES)");
     wmma_gemm<T><<<tile_grid(s, kWmmaTile), 128, 0, stream>>>(s, a, b, c);
   }
 }
