@@ -255,9 +255,12 @@ void launch_ladder_gemm(GemmTier tier, const GemmShape& s, const T* a, const T* 
   } else {
     // The device's compute capability was checked; the code loaded for it
     // must be sm_80+ too (a build for older architectures JITs the __trap).
-    cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, wmma_gemm<T>) != cudaSuccess) (void)cudaGetLastError();  // no image: not sticky
-    if (attr.ptxVersion < 80)
+    static const int ptx = [] {  // once per process: the loaded image does not change
+      cudaFuncAttributes attr{};
+      if (cudaFuncGetAttributes(&attr, wmma_gemm<T>) != cudaSuccess) (void)cudaGetLastError();  // no image: not sticky
+      return attr.ptxVersion;
+    }();
+    if (ptx < 80)
       throw InvalidArgument("veda::matmul: tier gpu-wmma needs veda built for compute capability 8.0 or later "
                             "(CMAKE_CUDA_ARCHITECTURES)");
     wmma_gemm<T><<<tile_grid(s, kWmmaTile), 128, 0, stream>>>(s, a, b, c);
