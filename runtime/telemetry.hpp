@@ -84,11 +84,12 @@ class Telemetry final : public ActivityListener {
   std::vector<Span> spans_;
   std::uint64_t dropped_spans_ = 0;
 
-  friend std::string trace_json(const Telemetry&, const std::string&);
+  friend std::string trace_json(const Telemetry&, const std::string&, int);
 };
 
 // Chrome trace-event JSON of everything recorded (telemetry_export.cpp).
-std::string trace_json(const Telemetry& t, const std::string& gpu_name);
+// rank >= 0 (Config::rank) prefixes each track group's name with it.
+std::string trace_json(const Telemetry& t, const std::string& gpu_name, int rank);
 
 // The prediction for the tier that ran, from its explanation (-1: none).
 double predicted_us_of(const CallRecord& c);

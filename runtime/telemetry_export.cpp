@@ -38,10 +38,11 @@ std::string bytes_text(std::size_t b) {
 }
 }  // namespace
 
-std::string trace_json(const Telemetry& t, const std::string& gpu_name) {
+std::string trace_json(const Telemetry& t, const std::string& gpu_name, int rank) {
   json events = json::array();
+  const std::string who = rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
   auto meta = [&](const char* what, int pid, int tid, const std::string& name) {
-    json m = {{"name", what}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", name}}}};
+    json m = {{"name", what}, {"ph", "M"}, {"pid", pid}, {"args", {{"name", tid < 0 ? who + name : name}}}};
     if (tid >= 0) m["tid"] = tid;
     events.push_back(std::move(m));
   };
@@ -120,6 +121,7 @@ std::string device_tier_labels(const std::string& key) {
 std::string Snapshot::to_json() const {
   json j;
   j["enabled"] = enabled;
+  if (rank >= 0) j["rank"] = rank;
   j["uptime_s"] = uptime_s;
   j["calls"] = calls;
   j["bytes"] = {{"h2d", bytes_h2d}, {"d2h", bytes_d2h}};
@@ -150,7 +152,8 @@ std::string Snapshot::to_json() const {
                            {"predicted_us", r.predicted_us},
                            {"measured_us", r.measured_us},
                            {"explored", r.explored},
-                           {"fallback", r.fallback}});
+                           {"fallback", r.fallback},
+                           {"rank", r.rank}});
   return j.dump(2);
 }
 
@@ -161,6 +164,10 @@ std::string Snapshot::to_prometheus() const {
   };
   header("veda_telemetry_enabled", "gauge", "1 when telemetry is recording");
   os << "veda_telemetry_enabled " << (enabled ? 1 : 0) << '\n';
+  if (rank >= 0) {
+    header("veda_rank", "gauge", "the process's rank in its MPI job (Config::rank)");
+    os << "veda_rank " << rank << '\n';
+  }
   header("veda_calls_total", "counter", "calls by device and tier");
   for (const auto& [k, n] : calls) os << "veda_calls_total{" << device_tier_labels(k) << "} " << n << '\n';
   header("veda_transfer_bytes_total", "counter", "bytes copied between host and device");

@@ -2,6 +2,7 @@
 # The layering check (CTest `layering`, so scripts/test.sh runs it):
 #
 #   include/veda  <-  runtime  <-  backends/{cpu,cuda}  <-  src  <-  tools
+#   include/veda  <-  mpi   (libveda_mpi: veda::mpi uses the public API only)
 #
 # Each layer may use the ones to its left, never one to its right, and the
 # two backends never see each other. Checked twice:
@@ -30,6 +31,7 @@ allowed_includes() {
     backends/cpu) echo "veda runtime backends/cpu" ;;
     backends/cuda) echo "veda runtime backends/cuda" ;;
     src) echo "veda runtime backends src" ;;
+    mpi) echo "veda mpi" ;;
   esac
 }
 rule_text() {
@@ -38,10 +40,11 @@ rule_text() {
     runtime) echo "runtime/ (the decision engine) includes only veda/ and runtime/" ;;
     backends/cpu | backends/cuda) echo "$1 includes veda/, runtime/ and itself; the backends never see each other" ;;
     src) echo "src/ does not include tools/" ;;
+    mpi) echo "mpi/ (veda::mpi) includes only veda/ headers: it is built on the public API" ;;
   esac
 }
 
-for layer in include runtime backends/cpu backends/cuda src; do  # tools/ may include every layer
+for layer in include runtime backends/cpu backends/cuda src mpi; do  # tools/ may include every layer
   [ -d "$root/$layer" ] || continue
   allow=" $(allowed_includes "$layer") "
   while IFS= read -r hit; do

@@ -6,9 +6,11 @@ VEDA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian 12 packages the build, tests, examples and benchmarks need
 # (gnuplot-nox draws `veda bench --plot` and the benchmark report's plots;
-# StarPU and Eigen are peers in the benchmarks).
+# StarPU and Eigen are peers in the benchmarks; Open MPI builds and tests
+# veda::mpi).
 VEDA_PACKAGES=(cmake ninja-build g++ ccache pkg-config libtbb-dev libspdlog-dev doctest-dev
-  libopenblas-dev libcli11-dev nlohmann-json3-dev gnuplot-nox libstarpu-dev libeigen3-dev)
+  libopenblas-dev libcli11-dev nlohmann-json3-dev gnuplot-nox libstarpu-dev libeigen3-dev
+  libopenmpi-dev openmpi-bin)
 
 # The runtime libraries and headers a host needs when it has no registry:
 # scripts/bundle-deps.sh downloads them, VEDA_DEPS=<bundle> unpacks them.

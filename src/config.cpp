@@ -26,6 +26,12 @@ std::string MemoryLimit::to_string() const {
 }
 
 Config::Builder Config::builder() { return Builder{}; }
+Config::Builder Config::builder(const Config& base) {
+  Builder b;
+  b.c_ = base;
+  b.threads_ = base.threads();
+  return b;
+}
 
 Config::Builder& Config::Builder::gpu(bool enabled) {
   c_.gpu_ = enabled;
@@ -100,6 +106,11 @@ Config::Builder& Config::Builder::replay(std::string path) {
   return *this;
 }
 
+Config::Builder& Config::Builder::rank(int r) {
+  c_.rank_ = r;
+  return *this;
+}
+
 Config::Builder& Config::Builder::profile(std::string path) {
   c_.profile_ = std::move(path);
   return *this;
@@ -111,6 +122,7 @@ void validate(const Config& c) {
     throw ConfigError("threads", std::to_string(c.threads()),
                       "must be between 1 and " + std::to_string(kMaxThreads));
   if (c.device() < 0) throw ConfigError("device", std::to_string(c.device()), "must be >= 0");
+  if (c.rank() < -1) throw ConfigError("rank", std::to_string(c.rank()), "must be -1 (none) or >= 0");
   const MemoryLimit lim = c.memory_pool_limit();
   if (lim.is_fraction()) {
     const double f = lim.fraction_value();
@@ -194,7 +206,8 @@ std::string Config::to_string() const {
      << (profile_.empty() ? std::string() : " profile=" + profile_)
      << (faults_.empty() ? std::string() : " faults=" + faults_)
      << (record_.empty() ? std::string() : " record=" + record_)
-     << (replay_.empty() ? std::string() : " replay=" + replay_);
+     << (replay_.empty() ? std::string() : " replay=" + replay_)
+     << (rank_ < 0 ? std::string() : " rank=" + std::to_string(rank_));
   return os.str();
 }
 

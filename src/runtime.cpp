@@ -234,7 +234,7 @@ void RuntimeState::write_trace_if_asked() noexcept {
     FileWriter out;
     std::string why;
     if (!out.open(config.trace(), why)) throw std::runtime_error(why);
-    if (!out.write(trace_json(*telemetry, device_ ? device_->name() : std::string())) || !out.close())
+    if (!out.write(trace_json(*telemetry, device_ ? device_->name() : std::string(), config.rank())) || !out.close())
       throw std::runtime_error(out.error());
     log().info("trace written to {}", config.trace());
   } catch (const std::exception& e) {

@@ -41,6 +41,8 @@ Snapshot snapshot() {
       hits = p.allocations > misses ? p.allocations - misses : 0;
     }
     s = st.telemetry->snapshot(hits, misses);
+    s.rank = st.config.rank();
+    for (auto& r : s.recent) r.rank = s.rank;
     if (st.faults)
       for (std::size_t k = 0; k < detail::kFaultKinds; ++k)
         if (auto n = st.faults->injected(static_cast<detail::FaultKind>(k)))
@@ -61,7 +63,7 @@ std::string chrome_trace() {
     if (!st.telemetry) return;
     detail::DeviceApi* dev = st.device();
     if (dev) dev->flush_trace();
-    out = detail::trace_json(*st.telemetry, dev ? dev->name() : std::string());
+    out = detail::trace_json(*st.telemetry, dev ? dev->name() : std::string(), st.config.rank());
   });
   return out;
 }

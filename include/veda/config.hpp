@@ -78,6 +78,8 @@ class Config {
  public:
   class Builder;
   static Builder builder();
+  // A builder starting from `base`'s fields.
+  static Builder builder(const Config& base);
 
   bool gpu() const noexcept { return gpu_; }
   Source gpu_source() const noexcept { return gpu_source_; }
@@ -106,6 +108,9 @@ class Config {
   // of a recorded run whose decisions this run repeats ("" for none).
   const std::string& record() const noexcept { return record_; }
   const std::string& replay() const noexcept { return replay_; }
+  // This process's rank in a multi-process job (veda::mpi::Environment sets
+  // it), -1 for none: telemetry snapshots, records and traces carry it.
+  int rank() const noexcept { return rank_; }
 
   // One line per field, for `veda info` and logs.
   std::string to_string() const;
@@ -133,6 +138,7 @@ class Config {
   bool learned_history_ = true;
   std::string profile_;
   std::string faults_, record_, replay_;
+  int rank_ = -1;
 };
 
 class Config::Builder {
@@ -185,11 +191,14 @@ class Config::Builder {
   // veda::ReplayMismatch. See docs/reliability.md.
   Builder& record(std::string path);
   Builder& replay(std::string path);
+  // -1 (none) or a rank >= 0.
+  Builder& rank(int r);
 
   // Validates every field; throws veda::ConfigError on the first bad one.
   Config build() const;
 
  private:
+  friend class Config;  // builder(base)
   Builder& invalid_pool_limit(std::string text);
   Config c_;
   std::optional<int> threads_;                 // unset: hardware concurrency

@@ -59,10 +59,12 @@ struct DecisionRecord {
   double measured_us = -1;         // -1: not measured
   bool explored = false;
   bool fallback = false;
+  int rank = -1;                   // Config::rank: the process's rank in an MPI job, -1 for none
 };
 
 struct Snapshot {
   bool enabled = false;
+  int rank = -1;                   // Config::rank
   double uptime_s = 0;
   std::map<std::string, std::uint64_t> calls;      // "device/tier" -> calls
   std::uint64_t bytes_h2d = 0, bytes_d2h = 0;

@@ -1,0 +1,273 @@
+// Contract: veda::mpi (veda/mpi/*.hpp) under mpirun -np 1..4: distributions
+// and their moves, global reductions equal to the single-process result
+// (bitwise in deterministic mode, for any rank count and distribution),
+// sample sort, errors that reach every rank without a hang, the rank in
+// telemetry. Every rank runs every case; main() fails if any rank failed.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include "veda/mpi.hpp"
+#include "veda/par_iter.hpp"
+#include "veda/runtime.hpp"
+#include "veda/telemetry.hpp"
+
+namespace vm = veda::mpi;
+
+namespace {
+
+std::vector<double> iota_data(std::size_t n) {
+  std::vector<double> v(n);
+  std::iota(v.begin(), v.end(), 0.0);
+  return v;
+}
+
+// Uneven on purpose: rank r holds r * (r + 2) elements of `all`, the last
+// rank the rest; rank 0 holds none.
+template <class T>
+vm::DistArray<T> uneven(const vm::Comm& c, const std::vector<T>& all) {
+  std::vector<std::size_t> counts;
+  std::size_t used = 0;
+  for (int r = 0; r < c.size(); ++r) {
+    std::size_t k = r + 1 == c.size() ? all.size() - used : std::min<std::size_t>(all.size() - used, r * (r + 2));
+    counts.push_back(k);
+    used += k;
+  }
+  std::size_t off = 0;
+  for (int r = 0; r < c.rank(); ++r) off += counts[r];
+  std::vector<T> mine(all.begin() + off, all.begin() + off + counts[c.rank()]);
+  return vm::DistArray<T>::from_local(c, veda::Array<T>(std::move(mine)));
+}
+
+// Re-initialises veda on every rank with `b`, restores the previous config after.
+struct Reinit {
+  explicit Reinit(veda::Config c) : old(veda::get_runtime().config()) {
+    veda::shutdown();
+    veda::init(c);
+  }
+  ~Reinit() {
+    veda::shutdown();
+    veda::init(old);
+  }
+  veda::Config old;
+};
+
+}  // namespace
+
+TEST_CASE("block distribution: every size, scatter / gather / allgather round trips") {
+  vm::Comm c;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t(c.size() - 1), std::size_t{97}, std::size_t{1000003}}) {
+    CAPTURE(n);
+    const auto all = iota_data(n);
+    auto x = vm::DistArray<double>::scatter(c, all);
+    CHECK(x.size() == n);
+    CHECK_FALSE(x.is_matrix());
+    std::size_t total = 0;
+    for (int r = 0; r < c.size(); ++r) {
+      CHECK(x.row_offset(r) == total);
+      CHECK(x.local_rows(r) + 1 >= n / c.size());
+      CHECK(x.local_rows(r) <= n / c.size() + 1);
+      total += x.local_rows(r);
+    }
+    CHECK(total == n);
+    const auto mine = std::as_const(x.local()).host();
+    REQUIRE(mine.size() == x.local_size());
+    for (std::size_t i = 0; i < mine.size(); ++i) CHECK(mine[i] == static_cast<double>(x.offset() + i));
+    const auto back = x.gather();
+    CHECK(back == (c.rank() == 0 ? all : std::vector<double>{}));
+    CHECK(x.allgather() == all);
+  }
+}
+
+TEST_CASE("2-D row blocks; another root; zeros") {
+  vm::Comm c;
+  const std::size_t rows = 13, cols = 7;
+  const auto all = iota_data(rows * cols);
+  const int root = c.size() - 1;
+  auto m = vm::DistArray<double>::scatter(c, c.rank() == root ? std::span<const double>(all) : std::span<const double>(),
+                                          cols, root);
+  CHECK(m.is_matrix());
+  CHECK(m.rows() == rows);
+  CHECK(m.cols() == cols);
+  CHECK(m.local().ndim() == 2);
+  CHECK(m.local().rows() == m.local_rows());
+  CHECK(m.allgather() == all);
+  CHECK(m.gather(root) == (c.rank() == root ? all : std::vector<double>{}));
+
+  vm::DistArray<float> z(c, 5, 3);
+  CHECK(z.local_size() == z.local_rows() * 3);
+  CHECK(z.allgather() == std::vector<float>(15, 0.0f));
+
+  CHECK_THROWS_AS(m.gather(c.size()), veda::InvalidArgument);
+  CHECK_THROWS_AS(vm::DistArray<double>::scatter(c, all, 0, -1), veda::InvalidArgument);
+  // 91 elements are not whole rows of 10: the root finds out, every rank throws.
+  CHECK_THROWS_AS(vm::DistArray<double>::scatter(c, all, 10), veda::InvalidArgument);
+}
+
+TEST_CASE("from_local: uneven parts, empty ranks; mismatched widths fail on every rank") {
+  vm::Comm c;
+  const auto all = iota_data(101);
+  auto u = uneven(c, all);
+  CHECK(u.size() == 101);
+  CHECK(u.local_rows(0) == (c.size() == 1 ? 101u : 0u));
+  CHECK(u.allgather() == all);
+
+  // redistribute to the block layout and back: the same elements in order.
+  auto b = u.block();
+  CHECK(b.rows_per_rank() == vm::detail::block_rows(101, c.size()));
+  CHECK(b.allgather() == all);
+  CHECK(b.redistribute(u.rows_per_rank()).allgather() == all);
+  CHECK_THROWS_AS(u.redistribute(std::vector<std::size_t>(c.size(), 1000)), veda::InvalidArgument);
+
+  // Rank 0's part is 2-D with 3 columns, the others' 2-D with 4 (or 1-D).
+  veda::Array<float> part = c.rank() == 0 ? veda::Array<float>(2, 3) : veda::Array<float>(2, 4);
+  if (c.size() == 1) {
+    CHECK(vm::DistArray<float>::from_local(c, std::move(part)).cols() == 3);
+  } else {
+    CHECK_THROWS_AS(vm::DistArray<float>::from_local(c, std::move(part)), veda::InvalidArgument);
+  }
+}
+
+TEST_CASE("par_iter: global reductions equal the single-process ones, on block and uneven layouts") {
+  vm::Comm c;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{97}, std::size_t{1000003}}) {
+    CAPTURE(n);
+    std::vector<std::int64_t> all(n);
+    std::iota(all.begin(), all.end(), std::int64_t{-5});
+    for (int layout = 0; layout < 2; ++layout) {
+      auto x = layout ? uneven(c, all) : vm::DistArray<std::int64_t>::scatter(c, all);
+      auto p = vm::par_iter(x);
+      auto sq = [](std::int64_t v) { return v * v; };
+      auto odd = [](std::int64_t v) { return v % 2 != 0; };
+      CHECK(p.sum() == veda::par_iter(all).sum());
+      CHECK(p.map(sq).sum() == veda::par_iter(all).map(sq).sum());
+      CHECK(p.filter(odd).count() == veda::par_iter(all).filter(odd).count());
+      CHECK(p.min() == veda::par_iter(all).min());
+      CHECK(p.max() == veda::par_iter(all).max());
+      CHECK(p.reduce(std::int64_t{0}, [](std::int64_t a, std::int64_t b) { return std::max(a, b); }) ==
+            (n ? std::max<std::int64_t>(0, all.back()) : 0));
+      const auto kept = p.filter(odd).map([](std::int64_t v) { return static_cast<double>(v) / 2; }).collect();
+      CHECK(kept.allgather() == veda::par_iter(all).filter(odd).map([](std::int64_t v) { return static_cast<double>(v) / 2; }).collect());
+      std::atomic<std::int64_t> seen{0};
+      p.for_each([&](std::int64_t v) { seen += v; });
+      std::int64_t mine = seen.load(), total = 0;
+      MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM, c.native());
+      CHECK(total == veda::par_iter(all).sum());
+    }
+  }
+  // 10^7 doubles over the ranks: the sum of ones is exact.
+  vm::DistArray<double> ones(c, 10'000'000);
+  vm::par_iter(ones).for_each([](double) {});
+  CHECK(vm::par_iter(ones).map([](double v) { return v + 1; }).sum() == 1e7);
+  CHECK(vm::par_iter(ones).max() == 0.0);
+}
+
+TEST_CASE("deterministic mode: float sums and reduce are the same bits for any rank count and distribution") {
+  vm::Comm c;
+  Reinit det(veda::Config::builder(veda::get_runtime().config()).deterministic(7).telemetry(true).build());
+  std::mt19937 g(3);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{65537}, std::size_t{1000003}}) {
+    CAPTURE(n);
+    std::vector<float> all(n);
+    for (auto& v : all) v = d(g) * std::exp2(static_cast<float>(static_cast<int>(d(g) * 20)));
+    // What any rank count gives: 2^16-element chunks, each a veda sum, folded in order.
+    float want = 0, want_max = 0;
+    for (std::size_t i = 0; i < n; i += vm::detail::kFoldChunk) {
+      std::span<const float> chunk(all.data() + i, std::min(vm::detail::kFoldChunk, n - i));
+      want += veda::par_iter(chunk).map([](float v) { return v * 3; }).sum();
+      want_max = std::max(want_max, veda::par_iter(chunk).reduce(0.0f, [](float a, float b) { return std::max(a, b); }));
+    }
+    for (int layout = 0; layout < 2; ++layout) {
+      auto x = layout ? uneven(c, all) : vm::DistArray<float>::scatter(c, all);
+      const float got = vm::par_iter(x).map([](float v) { return v * 3; }).sum();
+      CHECK(std::memcmp(&got, &want, sizeof got) == 0);
+      CHECK(vm::par_iter(x).reduce(0.0f, [](float a, float b) { return std::max(a, b); }) == want_max);
+    }
+  }
+  // Telemetry records name the rank.
+  CHECK(veda::get_runtime().config().rank() == c.rank());
+  const auto s = veda::telemetry::snapshot();
+  CHECK(s.rank == c.rank());
+  REQUIRE_FALSE(s.recent.empty());
+  CHECK(s.recent.back().rank == c.rank());
+  CHECK(veda::telemetry::chrome_trace().find("rank " + std::to_string(c.rank()) + ": ") != std::string::npos);
+}
+
+TEST_CASE("a user function that throws on one rank: every rank throws, none hangs, veda stays usable") {
+  vm::Comm c;
+  const int bad = c.size() - 1;
+  vm::DistArray<double> x = vm::DistArray<double>::scatter(c, iota_data(1000));
+  auto boom = [&](double v) {
+    if (c.rank() == bad && v == static_cast<double>(x.offset())) throw std::domain_error("bad value");
+    return v;
+  };
+  auto expect = [&](auto&& run) {
+    if (c.rank() == bad) {
+      CHECK_THROWS_WITH_AS(run(), "bad value", std::domain_error);
+    } else {
+      try {
+        run();
+        FAIL("no exception");
+      } catch (const vm::RemoteError& e) {
+        CHECK(e.rank() == bad);
+        CHECK(std::string(e.what()).find("bad value") != std::string::npos);
+      }
+    }
+  };
+  expect([&] { return vm::par_iter(x).map(boom).sum(); });
+  expect([&] { return vm::par_iter(x).map(boom).count(); });
+  expect([&] { return vm::par_iter(x).map(boom).max(); });
+  expect([&] { return vm::par_iter(x).map(boom).collect(); });
+  expect([&] { vm::par_iter(x).for_each([&](double v) { (void)boom(v); }); });
+  CHECK(vm::par_iter(x).sum() == 999.0 * 1000 / 2);
+}
+
+TEST_CASE("sort: sorted as a whole, distribution kept; NaN last; duplicates; stable; descending") {
+  vm::Comm c;
+  std::mt19937 g(11);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{97}, std::size_t{100003}}) {
+    CAPTURE(n);
+    std::vector<float> all(n);
+    for (auto& v : all) v = static_cast<float>(static_cast<int>(g() % 1000) - 500) / 8;
+    if (n > 10) all[3] = all[n - 2] = std::nanf("");
+    for (bool desc : {false, true}) {
+      auto want = all;
+      veda::sort(want, {.descending = desc});
+      for (int layout = 0; layout < 2; ++layout) {
+        auto x = layout ? uneven(c, all) : vm::DistArray<float>::scatter(c, all);
+        const auto before = x.rows_per_rank();
+        vm::sort(x, {.descending = desc});
+        CHECK(x.rows_per_rank() == before);
+        const auto got = x.allgather();
+        REQUIRE(got.size() == n);
+        for (std::size_t i = 0; i < n; ++i)
+          CHECK((got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))));
+      }
+    }
+    // Many duplicates: keys 0..2 only.
+    std::vector<std::int32_t> keys(n);
+    for (auto& k : keys) k = static_cast<std::int32_t>(g() % 3);
+    auto k = vm::DistArray<std::int32_t>::scatter(c, keys);
+    vm::sort(k, {.stable = true});
+    std::sort(keys.begin(), keys.end());
+    CHECK(k.allgather() == keys);
+  }
+  vm::DistArray<float> m(c, 4, 4);
+  CHECK_THROWS_AS(vm::sort(m), veda::InvalidArgument);
+}
+
+int main(int argc, char** argv) {
+  vm::Environment env(argc, argv);
+  doctest::Context ctx(argc, argv);
+  int mine = ctx.run(), any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any;
+}
