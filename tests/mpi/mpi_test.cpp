@@ -264,6 +264,81 @@ TEST_CASE("sort: sorted as a whole, distribution kept; NaN last; duplicates; sta
   CHECK_THROWS_AS(vm::sort(m), veda::InvalidArgument);
 }
 
+TEST_CASE("matmul: SUMMA equals the single-process product for every shape, on any row layout") {
+  vm::Comm c;
+  struct Case {
+    std::size_t m, k, n;
+  };
+  for (Case s : {Case{1, 1, 1}, Case{0, 5, 3}, Case{4, 0, 3}, Case{3, 5, 0}, Case{2, 3, 2}, Case{97, 31, 53},
+                 Case{128, 128, 128}}) {
+    CAPTURE(s.m);
+    CAPTURE(s.k);
+    CAPTURE(s.n);
+    std::vector<double> a(s.m * s.k), b(s.k * s.n);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 17) - 8;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 13) / 4 - 1;
+    // Integers and quarters: every product and sum is exact, in any order.
+    std::vector<double> want(s.m * s.n, 0.0);
+    for (std::size_t i = 0; i < s.m; ++i)
+      for (std::size_t p = 0; p < s.k; ++p)
+        for (std::size_t j = 0; j < s.n; ++j) want[i * s.n + j] += a[i * s.k + p] * b[p * s.n + j];
+    auto da = vm::DistArray<double>::scatter(c, a, s.k ? s.k : 1);
+    auto db = vm::DistArray<double>::scatter(c, b, s.n ? s.n : 1);
+    if (s.k == 0 || s.n == 0) continue;  // scatter needs a width; covered below with from_local
+    auto dc = vm::matmul(da, db, {.alpha = 2});
+    CHECK(dc.rows() == s.m);
+    CHECK(dc.cols() == s.n);
+    CHECK(dc.rows_per_rank() == vm::detail::block_rows(s.m, c.size()));
+    auto got = dc.allgather();
+    for (auto& v : got) v /= 2;
+    CHECK(got == want);
+    // B held unevenly (rank 0 none when there are several ranks).
+    std::vector<std::size_t> rows(c.size(), 0);
+    rows.back() = s.k;
+    if (c.size() > 1) std::swap(rows.back(), rows[1]);
+    CHECK(vm::matmul(da, db.redistribute(rows)).allgather() == want);
+  }
+  // Empty inner and outer dimensions, from local parts.
+  auto zeros = [&](std::size_t rows_here, std::size_t cols) {
+    return vm::DistArray<float>::from_local(c, veda::Array<float>(rows_here, cols));
+  };
+  auto e = vm::matmul(zeros(c.rank() == 0 ? 4 : 0, 0), zeros(0, 3));
+  CHECK(e.rows() == 4);
+  CHECK(e.allgather() == std::vector<float>(12, 0.0f));
+  CHECK(vm::matmul(zeros(2, 3), zeros(c.rank() == 0 ? 3 : 0, 0)).size() == 0);
+
+  vm::DistArray<float> x(c, 4, 3), y(c, 4, 2), v(c, 3);
+  CHECK_THROWS_AS(vm::matmul(x, y), veda::InvalidArgument);
+  CHECK_THROWS_AS(vm::matmul(x, v), veda::InvalidArgument);
+  CHECK_THROWS_AS(vm::matmul(x, vm::DistArray<float>(c, 3, 2), {.transpose_a = true}), veda::InvalidArgument);
+}
+
+TEST_CASE("exchange_halo: the neighbouring rows, skipping empty ranks; too few rows fail everywhere") {
+  vm::Comm c;
+  const std::size_t rows = 4 * static_cast<std::size_t>(c.size()) + 3, cols = 5;
+  const auto all = iota_data(rows * cols);
+  // Rank 1 (of several) holds nothing: its neighbours see past it.
+  auto x = vm::DistArray<double>::scatter(c, all, cols);
+  std::vector<std::size_t> layout = x.rows_per_rank();
+  if (c.size() > 2) {
+    layout[0] += layout[1];
+    layout[1] = 0;
+  }
+  x = x.redistribute(layout);
+  for (std::size_t w : {1, 2}) {
+    const auto h = vm::exchange_halo(x, w);
+    const std::size_t first = x.row_offset(), last = first + x.local_rows();
+    const bool top = x.local_rows() == 0 || first == 0, bottom = x.local_rows() == 0 || last == rows;
+    CHECK(h.above.rows() == (top ? 0 : w));
+    CHECK(h.below.rows() == (bottom ? 0 : w));
+    if (!top)
+      CHECK(h.above.to_vector() == std::vector<double>(all.begin() + (first - w) * cols, all.begin() + first * cols));
+    if (!bottom)
+      CHECK(h.below.to_vector() == std::vector<double>(all.begin() + last * cols, all.begin() + (last + w) * cols));
+  }
+  CHECK_THROWS_AS(vm::exchange_halo(x, rows + 1), veda::InvalidArgument);
+}
+
 int main(int argc, char** argv) {
   vm::Environment env(argc, argv);
   doctest::Context ctx(argc, argv);
