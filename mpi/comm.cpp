@@ -1,6 +1,8 @@
 // veda::mpi's communicator, start-up, error agreement and layout helpers.
 #include "veda/mpi/comm.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -41,8 +43,12 @@ Environment::Environment(int& argc, char**& argv, std::optional<Config> config) 
   MPI_Comm_size(node, &node_size_);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
 
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const int share = std::max(1, static_cast<int>(hw) / node_size_);
+  // A rank that mpirun bound to some cores uses those; an unbound one an
+  // equal share of the node.
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cpu_set_t mask;
+  const int bound = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : hw;
+  const int share = bound < hw ? std::max(1, bound) : std::max(1, hw / node_size_);
   Config c = config ? *config : apply_environment(Config::builder().threads(share).build());
   c = Config::builder(c).rank(world_rank).build();
   // One rank per node first: it measures (or loads) the machine profile on a

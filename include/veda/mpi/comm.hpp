@@ -12,8 +12,9 @@
 //   veda, one rank of each node first: it calibrates or loads the cached
 //   machine profile while the node is quiet, the node's other ranks then read
 //   that profile instead of measuring against each other. Unless the Config
-//   or VEDA_THREADS says otherwise, each rank gets an equal share of its
-//   node's hardware threads (8 cores, 4 ranks: 2 oneTBB threads each).
+//   or VEDA_THREADS says otherwise, a rank that mpirun bound to cores uses
+//   those, and an unbound one an equal share of its node's hardware threads
+//   (8 cores, 4 ranks: 2 oneTBB threads each).
 //   Telemetry records carry the rank. The destructor shuts veda down, then
 //   MPI (only if it initialised MPI).
 // - Every veda::mpi operation is collective over its Comm: all ranks call it,
