@@ -12,7 +12,6 @@
 #include <mpi-ext.h>  // Open MPI's MPIX_Query_cuda_support
 #endif
 
-#include "veda/mpi/par_iter.hpp"
 #include "veda/runtime.hpp"
 
 namespace veda::mpi {
@@ -50,6 +49,12 @@ Environment::Environment(int& argc, char**& argv, std::optional<Config> config) 
   const int bound = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : hw;
   const int share = bound < hw ? std::max(1, bound) : std::max(1, hw / node_size_);
   Config c = config ? *config : apply_environment(Config::builder().threads(share).build());
+  // A node's ranks take its GPUs in turn (unless told which).
+  if (!config && !std::getenv("VEDA_DEVICE") && c.gpu()) {
+    const GpuStatus g = detect_gpu(c);
+    if (!g.devices.empty())
+      c = Config::builder(c).device(node_rank % static_cast<int>(g.devices.size())).build();
+  }
   c = Config::builder(c).rank(world_rank).build();
   // One rank per node first: it measures (or loads) the machine profile on a
   // quiet node; the others then find it cached. Every rank reaches both
@@ -130,38 +135,6 @@ ElementType::ElementType(std::size_t bytes) {
   check(MPI_Type_commit(&t_), "MPI_Type_commit");
 }
 ElementType::~ElementType() { MPI_Type_free(&t_); }
-
-std::vector<std::size_t> block_rows(std::size_t rows, int ranks) {
-  const auto p = static_cast<std::size_t>(ranks);
-  std::vector<std::size_t> r(p, rows / p);
-  for (std::size_t i = 0; i < rows % p; ++i) ++r[i];
-  return r;
-}
-
-std::vector<std::size_t> offsets_of(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> o(counts.size() + 1, 0);
-  for (std::size_t i = 0; i < counts.size(); ++i) o[i + 1] = o[i] + counts[i];
-  return o;
-}
-
-std::vector<std::size_t> allgather_size(const Comm& c, std::size_t mine) {
-  std::vector<unsigned long long> all(static_cast<std::size_t>(c.size()));
-  const unsigned long long m = mine;
-  check(MPI_Allgather(&m, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, c.native()),
-        "MPI_Allgather");
-  return {all.begin(), all.end()};
-}
-
-std::vector<std::size_t> chunk_aligned(const std::vector<std::size_t>& counts, std::size_t chunk) {
-  const auto off = offsets_of(counts);
-  const std::size_t n = off.back();
-  auto up = [&](std::size_t i) { return std::min(n, (i + chunk - 1) / chunk * chunk); };
-  std::vector<std::size_t> out(counts.size());
-  for (std::size_t r = 0; r < counts.size(); ++r) out[r] = up(off[r + 1]) - up(off[r]);
-  return out;
-}
-
-bool deterministic() { return get_runtime().config().deterministic(); }
 
 }  // namespace detail
 }  // namespace veda::mpi

@@ -17,7 +17,7 @@ veda_install_deps
 dir="$VEDA_ROOT/build-fuzz"
 if [ ! -f "$dir/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$VEDA_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVEDA_CUDA=OFF \
-    -DVEDA_FUZZ=ON -DVEDA_SANITIZE="address;undefined" -DVEDA_BUILD_BENCH=OFF -DVEDA_BUILD_EXAMPLES=OFF \
+    -DVEDA_FUZZ=ON -DVEDA_MPI=OFF -DVEDA_SANITIZE="address;undefined" -DVEDA_BUILD_BENCH=OFF -DVEDA_BUILD_EXAMPLES=OFF \
     -DVEDA_BUILD_TOOLS=OFF
 fi
 # The targets are the corpus folders, so a new target is picked up here as

@@ -102,6 +102,18 @@ TEST_CASE("device must be non-negative") {
   CHECK(std::string(e.what()).find("device") != std::string::npos);
 }
 
+TEST_CASE("rank: -1 (none) by default, >= 0 kept, below -1 rejected; builder(base) starts from base") {
+  CHECK(Config::builder().build().rank() == -1);
+  const Config c = Config::builder().threads(3).deterministic(5).rank(7).build();
+  CHECK(c.rank() == 7);
+  CHECK(c.to_string().find("rank=7") != std::string::npos);
+  CHECK_THROWS_AS(Config::builder().rank(-2).build(), veda::ConfigError);
+  const Config d = Config::builder(c).rank(0).build();
+  CHECK(d.rank() == 0);
+  CHECK(d.threads() == 3);
+  CHECK(d.seed() == 5);
+}
+
 TEST_CASE("memory_pool_limit validation") {
   SUBCASE("zero bytes") {
     auto e = config_error([] { Config::builder().memory_pool_limit(0).build(); });

@@ -14,7 +14,8 @@
 //   that profile instead of measuring against each other. Unless the Config
 //   or VEDA_THREADS says otherwise, a rank that mpirun bound to cores uses
 //   those, and an unbound one an equal share of its node's hardware threads
-//   (8 cores, 4 ranks: 2 oneTBB threads each).
+//   (8 cores, 4 ranks: 2 oneTBB threads each); and the node's ranks take its
+//   GPUs in turn (node-local rank modulo the devices CUDA shows the process).
 //   Telemetry records carry the rank. The destructor shuts veda down, then
 //   MPI (only if it initialised MPI).
 // - Every veda::mpi operation is collective over its Comm: all ranks call it,
