@@ -37,6 +37,7 @@ struct Rect {
   std::size_t rows() const { return r1 > r0 ? r1 - r0 : 0; }
   std::size_t cols() const { return c1 > c0 ? c1 - c0 : 0; }
   std::size_t area() const { return rows() * cols(); }
+  friend bool operator==(const Rect&, const Rect&) = default;
   Rect operator&(const Rect& o) const {
     return {std::max(r0, o.r0), std::max(std::max(r0, o.r0), std::min(r1, o.r1)), std::max(c0, o.c0),
             std::max(std::max(c0, o.c0), std::min(c1, o.c1))};
@@ -119,11 +120,20 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
   const int pr = dims[0], pc = dims[1], gi = c.rank() / pc, gj = c.rank() % pc;
   const auto mo = detail::offsets_of(detail::block_rows(m, pr)), no = detail::offsets_of(detail::block_rows(n, pc));
   const auto ka = detail::offsets_of(detail::block_rows(k, pc)), kb = detail::offsets_of(detail::block_rows(k, pr));
-  const auto a_grid = detail::grid_rects(mo, ka, pc), b_grid = detail::grid_rects(kb, no, pc);
-  const std::vector<T> al = detail::remap<T>(c, a.local().host(), detail::row_rects(a.rows_per_rank(), k), a_grid, "matmul");
-  const std::vector<T> bl = detail::remap<T>(c, b.local().host(), detail::row_rects(b.rows_per_rank(), n), b_grid, "matmul");
   const std::size_t my_m = mo[gi + 1] - mo[gi], my_n = no[gj + 1] - no[gj];
-  const std::size_t my_ka = ka[gj + 1] - ka[gj];
+  const std::size_t my_ka = ka[gj + 1] - ka[gj], my_kb = kb[gi + 1] - kb[gi];
+  // Each operand as its grid block: the rank's own Array where its rows
+  // already are that block (one rank, or a grid of one column), else moved.
+  Array<T> a_moved, b_moved;
+  auto blocked = [&](const DistArray<T>& x, const std::vector<detail::Rect>& grid, std::size_t rows, std::size_t cols,
+                     Array<T>& moved) -> const Array<T>& {
+    const auto mine = detail::row_rects(x.rows_per_rank(), x.cols());
+    if (mine == grid) return x.local();
+    moved = Array<T>(rows, cols, detail::remap<T>(c, x.local().host(), mine, grid, "matmul"));
+    return moved;
+  };
+  const Array<T>& ab = blocked(a, detail::grid_rects(mo, ka, pc), my_m, my_ka, a_moved);
+  const Array<T>& bb = blocked(b, detail::grid_rects(kb, no, pc), my_kb, my_n, b_moved);
   detail::OwnedComm row(c, gi, gj), col(c, gj, gi);
 
   std::vector<std::size_t> cuts(ka);
@@ -133,35 +143,49 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
   Array<T> cl(my_m, my_n);
   bool first = true;
   detail::ElementType et(sizeof(T));
+  // The owner sends its block itself when the panel is all of it, else a copy of the panel.
+  auto bcast = [&](const Array<T>& block, bool owner, bool whole, Array<T>& buf, auto&& pack, int root, MPI_Comm comm) {
+    if (owner && whole) {
+      detail::check(MPI_Bcast(const_cast<T*>(block.host().data()), detail::to_count(block.size(), "matmul"), et.get(),
+                              root, comm),
+                    "MPI_Bcast");
+      return &block;
+    }
+    if (owner) pack(buf.host().data());
+    detail::check(MPI_Bcast(buf.host().data(), detail::to_count(buf.size(), "matmul"), et.get(), root, comm),
+                  "MPI_Bcast");
+    return const_cast<const Array<T>*>(&buf);
+  };
   for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
     const std::size_t k0 = cuts[s], w = cuts[s + 1] - k0;
     const int ja = static_cast<int>(std::upper_bound(ka.begin(), ka.end(), k0) - ka.begin()) - 1;
     const int ib = static_cast<int>(std::upper_bound(kb.begin(), kb.end(), k0) - kb.begin()) - 1;
-    std::vector<T> ap(my_m * w), bp;
-    if (gj == ja)
-      for (std::size_t r = 0; r < my_m; ++r)
-        std::copy_n(al.data() + r * my_ka + (k0 - ka[ja]), w, ap.data() + r * w);
-    if (gi == ib) {
-      const T* from = bl.data() + (k0 - kb[ib]) * my_n;
-      bp.assign(from, from + w * my_n);
-    } else {
-      bp.resize(w * my_n);
-    }
-    detail::check(MPI_Bcast(ap.data(), detail::to_count(ap.size(), "matmul"), et.get(), ja, row.get()), "MPI_Bcast");
-    detail::check(MPI_Bcast(bp.data(), detail::to_count(bp.size(), "matmul"), et.get(), ib, col.get()), "MPI_Bcast");
+    const bool a_whole = w == ka[ja + 1] - ka[ja], b_whole = w == kb[ib + 1] - kb[ib];
+    Array<T> a_buf, b_buf;
+    if (gj != ja || !a_whole) a_buf = Array<T>(my_m, w);
+    if (gi != ib || !b_whole) b_buf = Array<T>(w, my_n);
+    const Array<T>* ap = bcast(ab, gj == ja, a_whole, a_buf, [&](T* to) {
+      const T* from = ab.host().data() + (k0 - ka[ja]);
+      for (std::size_t r = 0; r < my_m; ++r) std::copy_n(from + r * my_ka, w, to + r * w);
+    }, ja, row.get());
+    const Array<T>* bp = bcast(bb, gi == ib, b_whole, b_buf, [&](T* to) {
+      std::copy_n(bb.host().data() + (k0 - kb[ib]) * my_n, w * my_n, to);
+    }, ib, col.get());
     detail::guarded(c, "matmul", [&] {
       if (my_m == 0 || my_n == 0) return;
       MatmulOptions local = o;
       local.beta = first ? 0 : 1;
-      matmul_into(cl, Array<T>(my_m, w, std::move(ap)), Array<T>(w, my_n, std::move(bp)), local);
+      matmul_into(cl, *ap, *bp, local);
     });
     first = false;
   }
-  // Back to block rows over all ranks.
+  // Back to block rows over all ranks (nothing moves where C's blocks are rows already).
   const auto c_rows = detail::block_rows(m, c.size());
-  std::vector<T> back = detail::remap<T>(c, std::as_const(cl).host(), detail::grid_rects(mo, no, pc),
-                                         detail::row_rects(c_rows, n), "matmul");
-  return DistArray<T>::from_local(c, Array<T>(c_rows[static_cast<std::size_t>(c.rank())], n, std::move(back)));
+  const auto c_grid = detail::grid_rects(mo, no, pc), c_mine = detail::row_rects(c_rows, n);
+  Array<T> out = c_grid == c_mine ? std::move(cl)
+                                  : Array<T>(c_rows[static_cast<std::size_t>(c.rank())], n,
+                                             detail::remap<T>(c, std::as_const(cl).host(), c_grid, c_mine, "matmul"));
+  return DistArray<T>::from_local(c, std::move(out));
 }
 
 }  // namespace veda::mpi
