@@ -24,4 +24,15 @@ std::vector<std::size_t> allgather_size(const Comm& c, std::size_t mine) {
   return {all.begin(), all.end()};
 }
 
+VCounts vcounts(const std::vector<std::size_t>& counts, const char* op, std::size_t scale) {
+  VCounts v;
+  std::size_t off = 0;
+  for (std::size_t c : counts) {
+    v.n.push_back(to_count(c * scale, op));
+    v.displ.push_back(to_count(off, op));
+    off += c * scale;
+  }
+  return v;
+}
+
 }  // namespace veda::mpi::detail

@@ -46,7 +46,7 @@ vm::DistArray<T> uneven(const vm::Comm& c, const std::vector<T>& all) {
   return vm::DistArray<T>::from_local(c, veda::Array<T>(std::move(mine)));
 }
 
-// Re-initialises veda on every rank with `b`, restores the previous config after.
+// Re-initialises veda on every rank with `c`, restores the previous config after.
 struct Reinit {
   explicit Reinit(veda::Config c) : old(veda::get_runtime().config()) {
     veda::shutdown();

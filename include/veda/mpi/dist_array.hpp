@@ -44,22 +44,23 @@ std::vector<std::size_t> block_rows(std::size_t rows, int ranks);
 std::vector<std::size_t> offsets_of(const std::vector<std::size_t>& counts);
 // Every rank's `mine`, in rank order (collective).
 std::vector<std::size_t> allgather_size(const Comm& c, std::size_t mine);
+// The int counts and displacements MPI's v-collectives take for per-rank
+// counts of `scale` elements each (InvalidArgument past int, naming `op`).
+struct VCounts {
+  std::vector<int> n, displ;
+};
+VCounts vcounts(const std::vector<std::size_t>& counts, const char* op, std::size_t scale = 1);
 
 // Every rank's values, concatenated in rank order (collective).
 template <class V>
 std::vector<V> allgather_values(const Comm& c, const std::vector<V>& mine, const char* op) {
   static_assert(std::is_trivially_copyable_v<V>, "veda::mpi reductions need trivially copyable results");
   const auto counts = allgather_size(c, mine.size());
-  const auto off = offsets_of(counts);
-  std::vector<int> n, d;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    n.push_back(to_count(counts[r], op));
-    d.push_back(to_count(off[r], op));
-  }
-  std::vector<V> all(off.back());
+  const VCounts v = vcounts(counts, op);
+  std::vector<V> all(offsets_of(counts).back());
   ElementType t(sizeof(V));
-  check(MPI_Allgatherv(mine.data(), n[static_cast<std::size_t>(c.rank())], t.get(), all.data(), n.data(), d.data(),
-                       t.get(), c.native()),
+  check(MPI_Allgatherv(mine.data(), v.n[static_cast<std::size_t>(c.rank())], t.get(), all.data(), v.n.data(),
+                       v.displ.data(), t.get(), c.native()),
         "MPI_Allgatherv");
   return all;
 }
@@ -137,11 +138,10 @@ class DistArray {
                               " elements are not whole rows of " + std::to_string(width));
     });
     DistArray d(comm, detail::block_rows(shape[0] / width, comm.size()), width, shape[1] != 0);
-    std::vector<int> counts, displs;
-    d.element_counts(counts, displs, "scatter");
+    const auto v = detail::vcounts(d.rows_, "scatter", d.cols_);
     detail::ElementType t(sizeof(T));
-    detail::check(MPI_Scatterv(data.data(), counts.data(), displs.data(), t.get(), d.local_.host().data(),
-                               counts[static_cast<std::size_t>(comm.rank())], t.get(), root, comm.native()),
+    detail::check(MPI_Scatterv(data.data(), v.n.data(), v.displ.data(), t.get(), d.local_.host().data(),
+                               v.n[static_cast<std::size_t>(comm.rank())], t.get(), root, comm.native()),
                   "MPI_Scatterv");
     return d;
   }
@@ -150,22 +150,20 @@ class DistArray {
   // every rank. Collective.
   std::vector<T> gather(int root = 0) const {
     check_root(comm_, root, "gather");
-    std::vector<int> counts, displs;
-    element_counts(counts, displs, "gather");
+    const auto v = detail::vcounts(rows_, "gather", cols_);
     std::vector<T> all(comm_.rank() == root ? size() : 0);
     detail::ElementType t(sizeof(T));
-    detail::check(MPI_Gatherv(local_.host().data(), counts[static_cast<std::size_t>(comm_.rank())], t.get(),
-                              all.data(), counts.data(), displs.data(), t.get(), root, comm_.native()),
+    detail::check(MPI_Gatherv(local_.host().data(), v.n[static_cast<std::size_t>(comm_.rank())], t.get(), all.data(),
+                              v.n.data(), v.displ.data(), t.get(), root, comm_.native()),
                   "MPI_Gatherv");
     return all;
   }
   std::vector<T> allgather() const {
-    std::vector<int> counts, displs;
-    element_counts(counts, displs, "allgather");
+    const auto v = detail::vcounts(rows_, "allgather", cols_);
     std::vector<T> all(size());
     detail::ElementType t(sizeof(T));
-    detail::check(MPI_Allgatherv(local_.host().data(), counts[static_cast<std::size_t>(comm_.rank())], t.get(),
-                                 all.data(), counts.data(), displs.data(), t.get(), comm_.native()),
+    detail::check(MPI_Allgatherv(local_.host().data(), v.n[static_cast<std::size_t>(comm_.rank())], t.get(),
+                                 all.data(), v.n.data(), v.displ.data(), t.get(), comm_.native()),
                   "MPI_Allgatherv");
     return all;
   }
@@ -215,12 +213,6 @@ class DistArray {
 
   Array<T> shaped(std::vector<T> v, std::size_t local_rows) const {
     return matrix_ ? Array<T>(local_rows, cols_, std::move(v)) : Array<T>(std::move(v));
-  }
-  void element_counts(std::vector<int>& counts, std::vector<int>& displs, const char* op) const {
-    for (std::size_t r = 0; r < rows_.size(); ++r) {
-      counts.push_back(detail::to_count(rows_[r] * cols_, op));
-      displs.push_back(detail::to_count(row_off_[r] * cols_, op));
-    }
   }
   static void check_root(const Comm& c, int root, const char* op) {
     if (root < 0 || root >= c.size())

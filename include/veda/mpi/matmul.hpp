@@ -144,7 +144,8 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
   bool first = true;
   detail::ElementType et(sizeof(T));
   // The owner sends its block itself when the panel is all of it, else a copy of the panel.
-  auto bcast = [&](const Array<T>& block, bool owner, bool whole, Array<T>& buf, auto&& pack, int root, MPI_Comm comm) {
+  auto bcast = [&](const Array<T>& block, bool owner, bool whole, Array<T>& buf, auto&& pack, int root,
+                   MPI_Comm comm) -> const Array<T>* {
     if (owner && whole) {
       detail::check(MPI_Bcast(const_cast<T*>(block.host().data()), detail::to_count(block.size(), "matmul"), et.get(),
                               root, comm),
@@ -154,7 +155,7 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
     if (owner) pack(buf.host().data());
     detail::check(MPI_Bcast(buf.host().data(), detail::to_count(buf.size(), "matmul"), et.get(), root, comm),
                   "MPI_Bcast");
-    return const_cast<const Array<T>*>(&buf);
+    return &buf;
   };
   for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
     const std::size_t k0 = cuts[s], w = cuts[s + 1] - k0;
