@@ -151,6 +151,8 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
 
 // ------------------------------------------------------------------ calls
 namespace {
+Site& site_of(const Plan& p) { return p.bucket->slot->site; }
+
 // Whether a GPU tier's work runs on the calling thread's stream. The
 // streamed tier runs on the pipeline streams (which trace their own chunks)
 // and co-execution's GPU share on a helper thread's stream: a span on the
@@ -158,11 +160,11 @@ namespace {
 constexpr bool on_callers_stream(Tier t) { return t != Tier::CudaStreamed && t != Tier::CoExec; }
 
 // A GPU tier's profiler range (NVTX) and, with telemetry, its trace span.
-void start_gpu_marks(RuntimeState& st, Plan& p) {
-  if (tier_device(p.tier) != Device::Gpu) return;  // first: CPU calls ask nothing else
+// CPU calls only test the tier: the rest is out of line.
+[[gnu::noinline]] void start_gpu_marks_slow(RuntimeState& st, Plan& p) {
   DeviceApi* dev = st.device();
   if (!dev) return;
-  p.gpu_range = dev->range_start(p.site->name().c_str());
+  p.gpu_range = dev->range_start(site_of(p).name().c_str());
   if (st.telemetry && on_callers_stream(p.tier)) p.gpu_trace = dev->trace_begin(dev->stream());
 }
 // With telemetry on every finished call is timed, not only the ones the
@@ -180,13 +182,18 @@ void record_call(RuntimeState& st, const Plan& p, const CallRecord& l, bool fini
   st.telemetry->on_call(c, p.t0, t1, static_cast<FallbackKind>(p.fell_back));
 }
 
-void end_gpu_marks(RuntimeState& st, const Plan& p) {
-  if (tier_device(p.tier) != Device::Gpu) return;
+[[gnu::noinline]] void end_gpu_marks_slow(RuntimeState& st, const Plan& p) {
   DeviceApi* dev = st.device();
   if (!dev) return;
   if (st.telemetry && on_callers_stream(p.tier))
-    dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, p.site->name(), 0);
+    dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, site_of(p).name(), 0);
   dev->range_end(p.gpu_range);
+}
+void start_gpu_marks(RuntimeState& st, Plan& p) {
+  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks_slow(st, p);
+}
+void end_gpu_marks(RuntimeState& st, const Plan& p) {
+  if (tier_device(p.tier) == Device::Gpu) end_gpu_marks_slow(st, p);
 }
 }  // namespace
 
@@ -234,8 +241,6 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   TypeSlot& slot = site.slot(d.type_key);
   BucketState& b = slot.bucket(bucket_of(d.n), residency_of(d), idle);
   Plan p;
-  p.site = &site;
-  p.slot = &slot;
   p.bucket = &b;
   p.mask = r.mask;
   if (r.forced == Forced::GpuFellBack) p.fell_back = static_cast<std::uint8_t>(FallbackKind::PlacementGpu);
@@ -293,14 +298,14 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   double per_elem = 0;
   if (measured && p.bucket->mu.try_lock()) {
     if (p.bucket->generation == st.generation)
-      per_elem = add_run(*p.bucket, *p.slot, st.generation,
+      per_elem = add_run(*p.bucket, *p.bucket->slot, st.generation,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns()});
     p.bucket->mu.unlock();
   }
-  if (per_elem > 0) learn_per_elem(*p.slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
+  if (per_elem > 0) learn_per_elem(*p.bucket->slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
   LastCall& l = last_call();
   l.has_plan = false;  // a pipeline run inside this call is not this call's decision
-  l.site = p.site;
+  l.site = &site_of(p);
   l.bucket = p.bucket;
   l.mask = p.mask;
   l.tier = p.tier;
@@ -329,18 +334,18 @@ Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* 
   RuntimeState& st = rt.state();
   end_gpu_marks(st, p);
   st.cpu_fallbacks.fetch_add(1, std::memory_order_relaxed);
-  log_once(spdlog::level::warn, (fault ? "fault-fallback:" : "oom-fallback:") + p.site->name(),
-           "'" + p.site->name() + "': " + why + "; running on the CPU (result is identical)");
+  log_once(spdlog::level::warn, (fault ? "fault-fallback:" : "oom-fallback:") + site_of(p).name(),
+           "'" + site_of(p).name() + "': " + why + "; running on the CPU (result is identical)");
   CallDesc cpu = d;
   cpu.placement = Placement::Cpu;
   cpu.strict = false;
-  Plan q = plan_call(rt, *p.site, cpu);  // the recovery is not a decision to record or replay
+  Plan q = plan_call(rt, site_of(p), cpu);  // the recovery is not a decision to record or replay
   q.fallback = true;
   q.fell_back = static_cast<std::uint8_t>(fault ? FallbackKind::DeviceFault : FallbackKind::OutOfMemory);
   return q;
 }
 
-void launch_fault_point(const Plan& p) { fault_point(FaultKind::Launch, p.site->name().c_str()); }
+void launch_fault_point(const Plan& p) { fault_point(FaultKind::Launch, site_of(p).name().c_str()); }
 
 bool recoverable_device_error(const std::exception_ptr& e) noexcept {
   try {

@@ -76,12 +76,11 @@ TypeSlot::~TypeSlot() {
   for (auto& b : buckets_) delete b.load();
 }
 
-BucketState& TypeSlot::bucket(int log2n, int residency, int idle) {
-  auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
-  BucketState* b = cell.load(std::memory_order_acquire);
-  if (b) return *b;
+BucketState& TypeSlot::create_bucket(std::atomic<BucketState*>& cell) {
+  BucketState* b = nullptr;
   auto* fresh = new BucketState;
   fresh->index = static_cast<int>(&cell - buckets_.data());
+  fresh->slot = this;
   if (cell.compare_exchange_strong(b, fresh, std::memory_order_acq_rel)) return *fresh;
   delete fresh;  // another thread won
   return *b;
@@ -91,16 +90,13 @@ Site::~Site() {
   for (auto& s : slots_) delete s.load();
 }
 
-TypeSlot& Site::slot(const TypeKey* key) {
-  for (int i = 0; i < kSlots; ++i)
-    if (keys_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == key)
-      return *slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+TypeSlot& Site::add_slot(const TypeKey* key) {
   std::lock_guard lock(mu_);
   for (int i = 0; i < kSlots; ++i) {
     auto& k = keys_[static_cast<std::size_t>(i)];
     if (k.load() == key) return *slots_[static_cast<std::size_t>(i)].load();
     if (k.load() == nullptr) {
-      slots_[static_cast<std::size_t>(i)].store(new TypeSlot(key), std::memory_order_release);
+      slots_[static_cast<std::size_t>(i)].store(new TypeSlot(*this, key), std::memory_order_release);
       k.store(key, std::memory_order_release);
       return *slots_[static_cast<std::size_t>(i)].load();
     }

@@ -67,9 +67,13 @@ struct Explanation;  // scheduler.hpp: what a decision weighed and why
 // Placement masks: which devices a call may use.
 enum Mask : std::uint8_t { kAnyDevice = 0, kCpuOnly = 1, kGpuOnly = 2, kMasks = 3 };
 
+class TypeSlot;
+class Site;
+
 class BucketState {
  public:
   int index = 0;  // in its TypeSlot: (log2 size, residency, idle)
+  TypeSlot* slot = nullptr;  // its owner (a Plan carries only the bucket)
   std::mutex mu;
   std::uint64_t generation = 0;                 // guarded by mu
   std::array<TierSamples, kTierCount> samples;  // guarded by mu
@@ -95,15 +99,21 @@ class BucketState {
 class TypeSlot {
  public:
   static constexpr int kBuckets = 64, kResidency = 3, kIdle = 2;
-  explicit TypeSlot(const TypeKey* key) : key(key) {}
+  TypeSlot(Site& site, const TypeKey* key) : site(site), key(key) {}
   ~TypeSlot();
-  BucketState& bucket(int log2n, int residency, int idle);
+  // Inline: on every call; creating the bucket is the out-of-line part.
+  BucketState& bucket(int log2n, int residency, int idle) {
+    auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
+    if (BucketState* b = cell.load(std::memory_order_acquire)) return *b;
+    return create_bucket(cell);
+  }
   // Every bucket created so far, with its index (for persisting history).
   template <class F>
   void for_each_bucket(F&& f) {
     for (std::size_t i = 0; i < buckets_.size(); ++i)
       if (auto* b = buckets_[i].load(std::memory_order_acquire)) f(static_cast<int>(i), *b);
   }
+  Site& site;
   const TypeKey* const key;
   std::atomic<float> cpu_ns_per_elem{0};  // learned from serial runs on cached data
   // Whether a run of tier t is a warm-up whose time says nothing about the
@@ -118,6 +128,7 @@ class TypeSlot {
   static_assert(kTierCount < 31);
   std::atomic<std::uint64_t> warm_{0};
   std::array<std::atomic<BucketState*>, kBuckets * kResidency * kIdle> buckets_{};
+  BucketState& create_bucket(std::atomic<BucketState*>& cell);
 };
 
 class Site {
@@ -135,7 +146,13 @@ class Site {
   static void for_each(const std::function<void(Site&)>& f);
   const CostHint& hint() const noexcept { return hint_; }
   bool offers_gpu() const noexcept { return offers_gpu_; }
-  TypeSlot& slot(const TypeKey* type_key);
+  // Inline: on every call; a new signature is the out-of-line part.
+  TypeSlot& slot(const TypeKey* type_key) {
+    for (int i = 0; i < kSlots; ++i)
+      if (keys_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == type_key)
+        return *slots_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+    return add_slot(type_key);
+  }
   // Every signature seen here (for persisting history).
   template <class F>
   void for_each_slot(F&& f) {
@@ -145,6 +162,7 @@ class Site {
 
  private:
   static constexpr int kSlots = 8;
+  TypeSlot& add_slot(const TypeKey* type_key);
   std::string name_;
   OpClass op_;
   std::uint32_t tiers_;

@@ -136,7 +136,7 @@ void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, 
 #if VEDA_HAS_CUDA
   cuda::CudaDevice* dev = rt.gpu_usable() ? dynamic_cast<cuda::CudaDevice*>(rt.state().device()) : nullptr;
   d.gpu_capable = dev && cuda::expr_fits_kernel(c);
-  if (d.gpu_capable) d.gpu_setup_us = cuda::expr_setup_us(*dev, c);
+  if (d.gpu_capable) d.gpu_setup_us = static_cast<float>(cuda::expr_setup_us(*dev, c));
 #endif
   run_op(
       rt, expr_site(c, o), d,

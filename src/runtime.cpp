@@ -1,15 +1,20 @@
 // Runtime lifecycle: init, shutdown, get_runtime, and CallScope's slow path.
 //
-// Ordering argument for CallScope vs shutdown(): a call increments
-// g_calls_in_flight and then loads g_running; shutdown() clears g_running and
-// then waits for g_calls_in_flight to reach zero. Both use seq_cst, so either
-// the call sees g_running cleared (and backs out) or shutdown() sees the call
-// counted (and waits for it). The runtime is destroyed only after the wait.
+// Ordering argument for CallScope vs shutdown(): a call marks its thread's
+// record in flight and then loads g_running; shutdown() clears g_running and
+// then waits for every record's mark to clear. Each side separates its store
+// from its load by a full fence (the call's is a compiler fence when the OS
+// barrier, which shutdown() then issues, stands in for it), so either the
+// call sees g_running cleared (and backs out) or shutdown() sees the mark
+// (and waits for it). A thread claiming a record does so with a seq_cst
+// read-modify-write before its mark, so a record shutdown() did not find
+// belongs to a call that will see g_running cleared. The runtime is
+// destroyed only after the wait.
 //
 // While shutdown() waits (g_draining set), a call on one of veda's oneTBB
 // workers is a chunk of a call in flight calling veda again: refusing it
 // would be fine, blocking it would deadlock (the outer call waits for the
-// chunk), so it runs on the draining runtime, counted. A worker's call may
+// chunk), so it runs on the draining runtime, marked. A worker's call may
 // have read g_draining just before shutdown() cleared it, so shutdown()
 // waits a second time after clearing it. Other threads' new calls are
 // refused at once.
@@ -20,6 +25,11 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <tbb/info.h>
 
@@ -46,7 +56,8 @@ namespace veda {
 namespace detail {
 
 std::atomic<Runtime*> g_running{nullptr};
-std::atomic<long> g_calls_in_flight{0};
+std::atomic<bool> g_os_barrier{false};
+std::atomic<ThreadRecord*> g_records{nullptr};
 std::atomic<Runtime*> g_draining{nullptr};  // the runtime shutdown() waits to destroy
 
 namespace {
@@ -62,6 +73,26 @@ void shutdown_at_exit() noexcept {
   } catch (...) {
     // exit() called from inside a veda call: the device is left to the process's end
   }
+}
+
+// Registers this process for the OS barrier; from then on calls order
+// their marks with a compiler fence (a call that read the flag unset still
+// uses a full fence, which is always correct).
+void register_os_barrier() {
+#if defined(__linux__) && defined(__NR_membarrier)
+  if (g_os_barrier.load(std::memory_order_relaxed)) return;
+  const long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+  if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0)
+    g_os_barrier.store(true, std::memory_order_release);
+#endif
+}
+
+// A full fence on every thread of the process (cannot fail once registered).
+void os_barrier() {
+#if defined(__linux__) && defined(__NR_membarrier)
+  if (g_os_barrier.load(std::memory_order_acquire)) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0);
+#endif
 }
 
 // Caller holds g_lifecycle.
@@ -86,6 +117,7 @@ Runtime& start_locked(const Config& requested) {
     throw Error(std::string("veda::init: could not start the runtime: ") + e.what());
   }
   g_phase = Phase::Running;
+  register_os_barrier();
   g_running.store(g_runtime.get(), std::memory_order_seq_cst);
   // A program that never calls shutdown() must not meet the device after the
   // CUDA runtime has unloaded (g_runtime's destructor was registered before
@@ -102,31 +134,70 @@ Runtime& start_locked(const Config& requested) {
 [[noreturn]] void throw_shut_down() {
   throw Error("veda runtime was shut down; call veda::init() to start it again");
 }
-}  // namespace
+
+// Releases the thread's record when it ends, for a later thread to reuse.
+struct RecordRelease {
+  ThreadRecord* record = nullptr;
+  ~RecordRelease() {
+    t_record = nullptr;
+    t_record_released = true;
+    if (record) record->owned.store(false, std::memory_order_release);
+  }
+  static inline thread_local bool t_record_released = false;
+};
 
 void wait_for_calls() {
-  while (g_calls_in_flight.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  os_barrier();
+  for (ThreadRecord* r = g_records.load(std::memory_order_acquire); r; r = r->next)
+    while (r->in_flight.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
+}  // namespace
+
+ThreadRecord& claim_thread_record() {
+  ThreadRecord* mine = nullptr;
+  for (ThreadRecord* r = g_records.load(std::memory_order_acquire); r && !mine; r = r->next) {
+    bool free = false;
+    if (r->owned.compare_exchange_strong(free, true, std::memory_order_seq_cst)) mine = r;
+  }
+  if (!mine) {
+    mine = new ThreadRecord;
+    mine->owned.store(true, std::memory_order_relaxed);
+    mine->next = g_records.load(std::memory_order_relaxed);
+    while (!g_records.compare_exchange_weak(mine->next, mine, std::memory_order_seq_cst)) {
+    }
+  }
+  // A veda call from a thread_local destructor that runs after the release
+  // keeps its record for good (the release cannot run twice).
+  if (!RecordRelease::t_record_released) {
+    thread_local RecordRelease release;
+    release.record = mine;
+  }
+  t_record = mine;
+  return *mine;
 }
 
 Runtime& enter_runtime_slow() {
-  // The scope is counted in g_calls_in_flight; a concurrent shutdown() waits for
-  // it, so it must not block on g_lifecycle while counted.
+  // The scope is marked in flight; a concurrent shutdown() waits for it, so
+  // it must not block on g_lifecycle while marked.
+  ThreadRecord& mark = *t_record;
   if (Runtime* draining = g_draining.load(std::memory_order_seq_cst)) {
-    if (on_cpu_worker()) return *draining;  // still counted: shutdown() waits for it
-    g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+    if (on_cpu_worker()) return *draining;  // still marked: shutdown() waits for it
+    mark.in_flight.store(0, std::memory_order_release);
     throw_shut_down();
   }
-  // Back out, start or find the runtime, and count again.
-  g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  // Back out, start or find the runtime, and mark again.
+  mark.in_flight.store(0, std::memory_order_release);
   for (;;) {
     {
       std::lock_guard lock(g_lifecycle);
       if (g_phase == Phase::ShutDown) throw_shut_down();
       if (g_phase == Phase::NeverStarted) start_locked(Config::builder().build());
     }
-    g_calls_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    mark.in_flight.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (Runtime* rt = g_running.load(std::memory_order_seq_cst)) return *rt;
-    g_calls_in_flight.fetch_sub(1, std::memory_order_seq_cst);  // lost a race with shutdown
+    mark.in_flight.store(0, std::memory_order_release);  // lost a race with shutdown
   }
 }
 

@@ -103,6 +103,31 @@ TEST_CASE("shutdown waits for calls in flight") {
   veda::init();
 }
 
+// The in-flight marks: one record per thread, reused once a thread ends (a
+// program that starts a thread per task must not grow the list shutdown()
+// walks), and on Linux the OS barrier so that a call's mark needs no fence.
+TEST_CASE("calls mark per-thread records that later threads reuse") {
+  auto records = [] {
+    int n = 0;
+    for (auto* r = veda::detail::g_records.load(); r; r = r->next) ++n;
+    return n;
+  };
+  { veda::detail::CallScope warm; }  // this thread's record exists
+  const int before = records();
+  for (int i = 0; i < 64; ++i) {
+    std::thread t([] {
+      veda::detail::CallScope scope;
+      CHECK(veda::detail::t_record->in_flight.load() == 1);
+    });
+    t.join();
+  }
+  CHECK(records() <= before + 1);
+  CHECK(veda::detail::t_record->in_flight.load() == 0);
+#if defined(__linux__)
+  CHECK(veda::detail::g_os_barrier.load());
+#endif
+}
+
 TEST_CASE("shutdown from inside a call is refused") {
   veda::detail::CallScope scope;
   CHECK_THROWS_AS(veda::shutdown(), veda::Error);

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@
 
 namespace veda {
 
-enum class Placement { Auto, Cpu, Gpu };
+enum class Placement : std::uint8_t { Auto, Cpu, Gpu };
 
 struct Candidate {
   std::string tier;           // "serial", "tbb-static", "tbb-auto", "cuda", ...

@@ -1,7 +1,7 @@
 // CallScope: held by every veda call for its duration.
 //
 // It finds the running runtime (starting one with defaults on first use) and
-// registers the call as in flight, so that shutdown() waits for it instead of
+// marks the call as in flight, so that shutdown() waits for it instead of
 // tearing resources down underneath it. A call after shutdown() throws
 // veda::Error. Nested scopes on one thread (a veda call inside a user
 // function inside a veda call) cost one thread-local increment and use the
@@ -9,6 +9,12 @@
 // shutdown() on another thread waits for it. A call on one of veda's oneTBB
 // workers (a user function's nested call) does the same through
 // enter_runtime_slow() while shutdown() drains.
+//
+// Each thread marks its calls in a record of its own, not in a shared
+// counter: the mark costs a store, not a locked instruction on a cache line
+// every thread writes. The store must be ordered before the load of
+// g_running; where the OS offers a process-wide barrier (Linux membarrier),
+// shutdown() pays for that order and a call needs only a compiler fence.
 //
 // Thread-safety: designed for concurrent use; see src/runtime.cpp for the
 // ordering argument.
@@ -20,13 +26,27 @@ namespace veda {
 class Runtime;
 namespace detail {
 
-extern std::atomic<Runtime*> g_running;      // non-null while a runtime runs
-extern std::atomic<long> g_calls_in_flight;  // outermost scopes on all threads
+// One per thread that has made a veda call. Records are never freed (a
+// finished thread's is reused by a later one), so shutdown() reads them
+// without a lock.
+struct ThreadRecord {
+  std::atomic<int> in_flight{0};  // 1 while the thread's outermost scope lives
+  std::atomic<bool> owned{false};
+  ThreadRecord* next = nullptr;   // the list of all records, newest first
+};
+
+extern std::atomic<Runtime*> g_running;  // non-null while a runtime runs
+extern std::atomic<ThreadRecord*> g_records;  // every record, newest first
+// The OS barrier is registered: a call orders its mark with a compiler fence.
+extern std::atomic<bool> g_os_barrier;
 inline thread_local int t_call_depth = 0;
 inline thread_local Runtime* t_call_runtime = nullptr;  // the outermost scope's
+inline thread_local ThreadRecord* t_record = nullptr;
 
-// Called with the scope counted in g_calls_in_flight. Returns the running
-// runtime with the scope still counted, or throws with it no longer counted.
+// The calling thread's record, claimed on its first call.
+ThreadRecord& claim_thread_record();
+// Called with the scope marked in flight. Returns the running runtime with
+// the scope still marked, or throws with the mark cleared.
 Runtime& enter_runtime_slow();
 
 class CallScope {
@@ -36,13 +56,17 @@ class CallScope {
       rt_ = t_call_runtime;
       return;
     }
-    g_calls_in_flight.fetch_add(1, std::memory_order_seq_cst);
-    rt_ = g_running.load(std::memory_order_seq_cst);
+    ThreadRecord* r = t_record;
+    if (!r) r = &claim();
+    r->in_flight.store(1, std::memory_order_relaxed);
+    if (g_os_barrier.load(std::memory_order_relaxed)) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    rt_ = g_running.load(std::memory_order_acquire);
     if (!rt_) rt_ = &enter();
     t_call_runtime = rt_;
   }
   ~CallScope() {
-    if (--t_call_depth == 0) g_calls_in_flight.fetch_sub(1, std::memory_order_release);
+    if (--t_call_depth == 0) t_record->in_flight.store(0, std::memory_order_release);
   }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
@@ -50,6 +74,14 @@ class CallScope {
   Runtime& runtime() const noexcept { return *rt_; }
 
  private:
+  static ThreadRecord& claim() {
+    try {
+      return claim_thread_record();
+    } catch (...) {
+      --t_call_depth;
+      throw;
+    }
+  }
   static Runtime& enter() {
     try {
       return enter_runtime_slow();

@@ -49,30 +49,35 @@ enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, 
 Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
                const CostHint& hint);
 
+// Built on every call: kept within 80 bytes (static_assert below), since
+// compilers zero larger objects with `rep stos`, which is slow to start on
+// AMD and was a fifth of a settled call's cost.
 struct CallDesc {
   std::size_t n = 0;                // elements
   const TypeKey* type_key = nullptr; // distinguishes element types at one site
-  std::uint32_t bytes_per_elem = 0; // read + written per element
   std::size_t h2d_bytes = 0;        // on the GPU: operand bytes valid only on the host
   std::size_t d2h_bytes = 0;        // on the GPU: result bytes that must come back
   std::size_t cpu_d2h_bytes = 0;    // on the CPU: operand bytes valid only on the device
-  bool any_on_device = false;
-  bool all_on_device = false;
-  bool host_pinned = false;
-  bool gpu_capable = false;         // the call site can run on the GPU
-  bool nvcc_site = false;           // compiled by nvcc (explains !gpu_capable)
-  Placement placement = Placement::Auto;
-  bool strict = false;              // Placement::Gpu without a GPU throws
-  Tier forced_tier = Tier::Count;   // Count: let the cost model choose
   // Ops (matmul, sort, scan, transpose): the shape the cost model needs.
   std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose, spmv: rows, cols
-  std::uint8_t ndims = 0;           // dims used (0: the shape is n elements)
+  std::uint32_t bytes_per_elem = 0; // read + written per element
+  std::uint32_t exclude_tiers = 0;  // tier_bit()s of the site's tiers this call may not use
+  float gpu_setup_us = 0;           // the cuda tier's one-off cost (compiling a generated kernel)
   std::uint8_t elem_bytes = 0;      // element (key) size
   std::uint8_t value_bytes = 0;     // sort: value size of key-value pairs
-  bool linear = false;              // GEMM with a bias + activation epilogue
-  double gpu_setup_us = 0;          // the cuda tier's one-off cost (compiling a generated kernel)
-  std::uint32_t exclude_tiers = 0;  // tier_bit()s of the site's tiers this call may not use
+  Placement placement : 2 = Placement::Auto;
+  std::uint8_t ndims : 2 = 0;       // dims used (0: the shape is n elements)
+  bool any_on_device : 1 = false;
+  bool all_on_device : 1 = false;
+  bool host_pinned : 1 = false;
+  bool gpu_capable : 1 = false;     // the call site can run on the GPU
+  Tier forced_tier : 5 = Tier::Count;  // Count: let the cost model choose
+  bool nvcc_site : 1 = false;       // compiled by nvcc (explains !gpu_capable)
+  bool strict : 1 = false;          // Placement::Gpu without a GPU throws
+  bool linear : 1 = false;          // GEMM with a bias + activation epilogue
 };
+static_assert(sizeof(CallDesc) <= 80, "CallDesc: see the size note above it");
+static_assert(kTierCount < 32, "CallDesc::forced_tier holds a tier in 5 bits");
 
 // "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws
 // veda::InvalidArgument naming the unknown tier.
@@ -97,24 +102,24 @@ inline void check_placement(Placement p, std::string_view name) {
   if (static_cast<unsigned>(p) > static_cast<unsigned>(Placement::Gpu)) throw_bad_placement(p, name);
 }
 
+// Returned by every call's begin_call: within 80 bytes like CallDesc.
 struct Plan {
   Tier tier = Tier::Serial;
-  std::size_t grain = 1;        // for TBB tiers: elements per task
   bool sync_for_timing = true;  // GPU tiers: synchronise so the time can be learned
-  bool timed = true;            // end_call reads the clock (settled CPU calls: 1 in 4)
+  bool timed = true;            // end_call reads the clock (settled CPU calls: 1 in 16)
   bool fallback = false;        // forced back to the CPU (device out of memory)
-  double gpu_fraction = 0;      // CoExec: the GPU's share of the range
   bool forced_tier = false;     // CallDesc::forced_tier was honoured
   std::uint8_t fell_back = 0;   // why a wanted GPU was not used (FallbackKind)
+  std::uint8_t mask = 0;
+  std::size_t grain = 1;        // for TBB tiers: elements per task
+  double gpu_fraction = 0;      // CoExec: the GPU's share of the range
   std::uint64_t gpu_trace = 0;  // GPU tiers: telemetry span and profiler range
   std::uint64_t gpu_range = 0;
   std::shared_ptr<const void> explanation;  // of a fresh (slow-path) decision
-  Site* site = nullptr;
-  TypeSlot* slot = nullptr;
-  BucketState* bucket = nullptr;
-  std::uint8_t mask = 0;
+  BucketState* bucket = nullptr;  // knows its TypeSlot and Site
   std::int64_t t0 = 0;
 };
+static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
 
 // Decides. Throws veda::DeviceError for a strict Placement::Gpu that cannot
 // be honoured.

@@ -216,9 +216,12 @@ auto host_accessor(const A& a) {
   else return ScalarAcc<std::remove_cvref_t<A>>{a};
 }
 
-// out[i] = f(acc.get(i)...) for i in [lo, hi).
+// out[i] = f(acc.get(i)...) for i in [lo, hi). The accessors are copies
+// (a pointer or a scalar each): a scalar read through a reference might
+// alias out, and the compiler would reload it per element and vectorise
+// only behind a run-time overlap check.
 template <class F, class R, class... Acc>
-inline void map_range(const F& f, R* out, std::size_t lo, std::size_t hi, const Acc&... acc) {
+inline void map_range(const F& f, R* out, std::size_t lo, std::size_t hi, Acc... acc) {
   for (std::size_t i = lo; i < hi; ++i) out[i] = f(acc.get(i)...);
 }
 
