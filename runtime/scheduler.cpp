@@ -225,8 +225,8 @@ double idle_us_now(const RuntimeState& st) {
 
 // Whether the workers have slept long enough for a wake-up to show.
 bool workers_asleep(RuntimeState& st) {
-  return !st.config.deterministic() &&
-         st.workers.asleep(static_cast<std::int64_t>(st.profile().cpu.tbb_idle_us * 1e3));
+  if (st.config.deterministic()) return false;
+  return st.workers.known_asleep() || st.workers.asleep(static_cast<std::int64_t>(st.profile().cpu.tbb_idle_us * 1e3));
 }
 
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
@@ -311,7 +311,7 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   l.tier = p.tier;
   l.n = d.n;
   l.ndims = d.ndims;
-  std::copy(d.dims, d.dims + 3, l.dims.begin());
+  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = d.dims[k];  // (std::copy calls memmove)
   l.measured_us = measured ? us : -1;
   l.fallback = p.fallback;
   l.fault = p.fell_back == static_cast<std::uint8_t>(FallbackKind::DeviceFault);

@@ -31,6 +31,8 @@ class WorkerActivity {
   // the answer is kept until they work again, so a stream of serial calls
   // reads no clock (a clock read costs as much as a tiny call).
   bool asleep(std::int64_t threshold_ns) noexcept;
+  // The kept answer alone (inline: a settled serial call asks only this).
+  bool known_asleep() const noexcept { return asleep_.load(std::memory_order_relaxed); }
   void note_parallel_end() noexcept;
 
   // A worker entered / left the arena (from the executor's observer).

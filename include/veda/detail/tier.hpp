@@ -95,10 +95,19 @@ constexpr const char* tier_name(Tier t) noexcept {
   return i < unsigned(kTierCount) ? kTierTable[i].name : "?";
 }
 
-// Every call asks it, twice: a table load.
+// The GPU tiers as a bit mask, folded at compile time: every call asks
+// tier_device() at least twice, and in a shared library a load from the
+// table goes through the GOT first.
+constexpr std::uint32_t gpu_tier_bits() {
+  std::uint32_t bits = 0;
+  for (const TierInfo& row : kTierTable)
+    if (row.device == Device::Gpu) bits |= tier_bit(row.tier);
+  return bits;
+}
 constexpr Device tier_device(Tier t) noexcept {
+  constexpr std::uint32_t kGpu = gpu_tier_bits();
   const auto i = static_cast<unsigned>(t);
-  return i < unsigned(kTierCount) ? kTierTable[i].device : Device::Cpu;
+  return i < unsigned(kTierCount) && ((kGpu >> i) & 1u) ? Device::Gpu : Device::Cpu;
 }
 
 }  // namespace veda::detail
