@@ -57,12 +57,12 @@ class CallScope {
       return;
     }
     ThreadRecord* r = t_record;
-    if (!r) r = &claim();
+    if (!r) r = &undo_depth_on_throw(claim_thread_record);
     r->in_flight.store(1, std::memory_order_relaxed);
     if (g_os_barrier.load(std::memory_order_relaxed)) std::atomic_signal_fence(std::memory_order_seq_cst);
     else std::atomic_thread_fence(std::memory_order_seq_cst);
     rt_ = g_running.load(std::memory_order_acquire);
-    if (!rt_) rt_ = &enter();
+    if (!rt_) rt_ = &undo_depth_on_throw(enter_runtime_slow);
     t_call_runtime = rt_;
   }
   ~CallScope() {
@@ -74,17 +74,11 @@ class CallScope {
   Runtime& runtime() const noexcept { return *rt_; }
 
  private:
-  static ThreadRecord& claim() {
+  // A slow step that throws leaves the thread's depth as it found it.
+  template <class T>
+  static T& undo_depth_on_throw(T& (*step)()) {
     try {
-      return claim_thread_record();
-    } catch (...) {
-      --t_call_depth;
-      throw;
-    }
-  }
-  static Runtime& enter() {
-    try {
-      return enter_runtime_slow();
+      return step();
     } catch (...) {
       --t_call_depth;
       throw;
