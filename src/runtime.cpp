@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <iomanip>
 #include <mutex>
+#include <pthread.h>
 #include <sstream>
 #include <thread>
 #if defined(__linux__)
@@ -136,15 +137,20 @@ Runtime& start_locked(const Config& requested) {
 }
 
 // Releases the thread's record when it ends, for a later thread to reuse.
-struct RecordRelease {
-  ThreadRecord* record = nullptr;
-  ~RecordRelease() {
-    t_record = nullptr;
-    t_record_released = true;
-    if (record) record->owned.store(false, std::memory_order_release);
-  }
-  static inline thread_local bool t_record_released = false;
-};
+// A POSIX key's destructor runs after the thread's C++ thread_local
+// destructors, so a veda call from one of those still finds its record.
+void release_record(void* record) {
+  t_record = nullptr;
+  static_cast<ThreadRecord*>(record)->owned.store(false, std::memory_order_release);
+}
+pthread_key_t record_key() {
+  static const pthread_key_t key = [] {
+    pthread_key_t k;
+    if (pthread_key_create(&k, release_record) != 0) throw Error("veda: no thread-specific key left");
+    return k;
+  }();
+  return key;
+}
 
 void wait_for_calls() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -155,10 +161,13 @@ void wait_for_calls() {
 }  // namespace
 
 ThreadRecord& claim_thread_record() {
+  const pthread_key_t key = record_key();
   ThreadRecord* mine = nullptr;
   for (ThreadRecord* r = g_records.load(std::memory_order_acquire); r && !mine; r = r->next) {
-    bool free = false;
-    if (r->owned.compare_exchange_strong(free, true, std::memory_order_seq_cst)) mine = r;
+    bool free = false;  // (read first: a failing CAS would still take the line from its owner)
+    if (!r->owned.load(std::memory_order_relaxed) &&
+        r->owned.compare_exchange_strong(free, true, std::memory_order_seq_cst))
+      mine = r;
   }
   if (!mine) {
     mine = new ThreadRecord;
@@ -167,11 +176,9 @@ ThreadRecord& claim_thread_record() {
     while (!g_records.compare_exchange_weak(mine->next, mine, std::memory_order_seq_cst)) {
     }
   }
-  // A veda call from a thread_local destructor that runs after the release
-  // keeps its record for good (the release cannot run twice).
-  if (!RecordRelease::t_record_released) {
-    thread_local RecordRelease release;
-    release.record = mine;
+  if (pthread_setspecific(key, mine) != 0) {
+    mine->owned.store(false, std::memory_order_release);
+    throw OutOfMemory("veda: cannot register the thread's call record");
   }
   t_record = mine;
   return *mine;

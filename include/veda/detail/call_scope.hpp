@@ -26,10 +26,10 @@ namespace veda {
 class Runtime;
 namespace detail {
 
-// One per thread that has made a veda call. Records are never freed (a
-// finished thread's is reused by a later one), so shutdown() reads them
-// without a lock.
-struct ThreadRecord {
+// One per thread that has made a veda call, on a cache line of its own.
+// Records are never freed (a finished thread's is reused by a later one),
+// so shutdown() reads them without a lock.
+struct alignas(64) ThreadRecord {
   std::atomic<int> in_flight{0};  // 1 while the thread's outermost scope lives
   std::atomic<bool> owned{false};
   ThreadRecord* next = nullptr;   // the list of all records, newest first
