@@ -5,10 +5,6 @@
 
 namespace veda {
 namespace detail {
-namespace {
-[[gnu::tls_model("initial-exec")]] thread_local Placement t_scoped = Placement::Auto;
-}
-Placement scoped_placement() noexcept { return t_scoped; }
 
 // What the call site lacks comes before what the machine lacks: with a
 // GPU it would still not run there.

@@ -20,7 +20,9 @@
 
 namespace veda::detail {
 
-Placement scoped_placement() noexcept;  // the thread's ScopedPlacement
+// The thread's ScopedPlacement (inline: read on every call).
+[[gnu::tls_model("initial-exec")]] inline thread_local Placement t_scoped = Placement::Auto;
+inline Placement scoped_placement() noexcept { return t_scoped; }
 
 // Why the GPU cannot take this call (what the site lacks first, then what
 // the machine lacks), or "" if it can.

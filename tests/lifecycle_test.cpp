@@ -317,6 +317,36 @@ TEST_CASE("Arrays destroyed while shutdown() destroys their device") {
   veda::init();
 }
 
+// Issue 13, item 5: a named call finds its site in a per-thread cache, not
+// the registry; the cache must give exactly what the registry gives.
+TEST_CASE("a named site is the same site from the thread's cache, other threads and the registry") {
+  using veda::detail::OpClass;
+  using veda::detail::site_for;
+  static const int tag_a = 0, tag_b = 0;
+  const auto find = [](const void* id, const std::string& name) {
+    return site_for(id, name, OpClass::Reduce, veda::detail::tier_bit(veda::detail::Tier::Serial), {});
+  };
+  // Names that share length and last character (one cache index for one
+  // identity), a name longer than a cache entry holds, and the empty name.
+  std::vector<std::string> names{"", std::string(100, 'x'), std::string(44, 'y'), std::string(45, 'y')};
+  for (int i = 0; i < 40; ++i) names.push_back("cache-" + std::to_string(100 + i) + "z");
+  std::vector<veda::detail::Site*> first;
+  for (const auto& n : names) first.push_back(find(&tag_a, n));
+  CHECK(std::set<veda::detail::Site*>(first.begin(), first.end()).size() == names.size());
+  for (int round = 0; round < 3; ++round)  // hits and evictions, in both orders
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      const std::size_t i = round % 2 ? names.size() - 1 - k : k;
+      CHECK(find(&tag_a, names[i]) == first[i]);
+      CHECK(first[i]->name() == names[i]);
+    }
+  CHECK(find(&tag_b, names[2]) != first[2]);  // the identity is part of the key
+  std::vector<veda::detail::Site*> other(names.size());
+  std::thread([&] {
+    for (std::size_t i = 0; i < names.size(); ++i) other[i] = find(&tag_a, names[i]);
+  }).join();
+  CHECK(other == first);
+}
+
 // Issue 20, F10: names are call-site labels; one per call must not grow
 // veda's state without bound.
 TEST_CASE("distinct call-site names past the limit share one site") {
