@@ -52,8 +52,13 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
   b.last_sample_ns[static_cast<std::size_t>(r.tier)] = r.end_ns;
   // (a sort of 8 samples: only when the answer may change)
-  if (t_ns >= kLongCallNs || b.long_calls.load(std::memory_order_relaxed))
-    b.long_calls.store(samples.median_us() >= kLongCallNs / 1e3, std::memory_order_relaxed);
+  if (t_ns >= kLongCallNs || t_ns < kShortCallNs || b.timed_mask.load(std::memory_order_relaxed) != b.kTimeSome) {
+    const double median_ns = samples.median_us() * 1e3;
+    b.timed_mask.store(median_ns >= kLongCallNs  ? b.kTimeAll
+                       : median_ns < kShortCallNs ? b.kTimeFew
+                                                  : b.kTimeSome,
+                       std::memory_order_relaxed);
+  }
   if (teaches && t_ns >= kLongCallNs && samples.count() >= 2) {
     const double median = samples.median_ns_per_elem();
     if (median * static_cast<double>(n) >= kLongCallNs) per_elem = median;

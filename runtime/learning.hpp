@@ -30,6 +30,9 @@ constexpr std::int64_t kConfirmNs = 20'000'000;
 // A call this long is "long": its fixed cost is noise, so it is always timed
 // and teaches per-element costs only through its bucket's median.
 constexpr std::int64_t kLongCallNs = 20'000;
+// A call this short is "short": its two clock reads cost more than the call,
+// so a settled decision times fewer of them.
+constexpr std::int64_t kShortCallNs = 1'000;
 
 // What bucket `b` has measured of each estimated tier, at time `now`.
 HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now);

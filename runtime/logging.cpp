@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "veda/detail/settled_plans.hpp"
+
 namespace veda::detail {
 namespace {
 std::mutex g_once_mutex;
@@ -40,7 +42,10 @@ spdlog::logger& log() {
   return *logger;
 }
 
-void configure_logging(LogLevel level) { log().set_level(to_spd(level)); }
+void configure_logging(LogLevel level) {
+  log().set_level(to_spd(level));
+  invalidate_settled_plans();  // settled calls skip the debug log
+}
 
 void log_once(spdlog::level::level_enum level, const std::string& key, const std::string& msg) {
   if (!log().should_log(level)) return;

@@ -20,9 +20,7 @@
 
 namespace veda::detail {
 
-// The thread's ScopedPlacement (inline: read on every call).
-[[gnu::tls_model("initial-exec")]] inline thread_local Placement t_scoped = Placement::Auto;
-inline Placement scoped_placement() noexcept { return t_scoped; }
+inline Placement scoped_placement() noexcept { return t_scoped; }  // (settled_plans.hpp)
 
 // Why the GPU cannot take this call (what the site lacks first, then what
 // the machine lacks), or "" if it can.

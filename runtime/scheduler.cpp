@@ -20,15 +20,39 @@
 
 namespace veda::detail {
 
+std::atomic<std::uint32_t> g_settled_epoch{1};
+void invalidate_settled_plans() noexcept { g_settled_epoch.fetch_add(1, std::memory_order_relaxed); }
+
+namespace {
+// What the thread's last-decision record says of a call that ran `tier` in
+// bucket `b` with no fresh decision: its explanation is the bucket's.
+void remember(LastCall& l, BucketState* b, std::uint8_t mask, Tier tier, std::size_t n, std::uint8_t ndims,
+              const std::size_t* dims) noexcept {
+  l.has_plan = false;  // a pipeline run inside this call is not this call's decision
+  l.site = &b->slot->site;
+  l.bucket = b;
+  l.mask = mask;
+  l.tier = tier;
+  l.n = n;
+  l.ndims = ndims;
+  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = dims[k];  // (std::copy calls memmove)
+  l.measured_us = -1;
+  l.fallback = l.fault = l.forced_tier = l.explored = false;
+  l.explanation.reset();
+}
+}  // namespace
+
 LastCall& last_call() noexcept {
   [[gnu::tls_model("initial-exec")]] thread_local LastCall l;
+  if (SettledLast& s = t_settled_last; s.pending) [[unlikely]] {
+    s.pending = false;
+    remember(l, s.bucket, s.mask, Tier::Serial, s.n, s.ndims, s.dims);
+  }
   return l;
 }
 
 namespace {
 
-int bucket_of(std::size_t n) { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
-int residency_of(const CallDesc& d) { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
 std::uint64_t pack(std::uint64_t gen, Tier t) { return (gen << 8) | (static_cast<std::uint64_t>(t) + 1); }
 
 // What one element of this site costs, as measured; 0 (use the profile) in
@@ -137,7 +161,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   b.coexec_fraction.store(c.gpu_fraction, std::memory_order_relaxed);
   const std::uint64_t settled = c.settled ? pack(st.generation, c.tier) : 0;
   const bool confirmed = settled != 0 && b.cached[r.mask].load(std::memory_order_relaxed) == settled &&
-                         !b.long_calls.load(std::memory_order_relaxed);
+                         b.timed_mask.load(std::memory_order_relaxed) != b.kTimeAll;
   const std::uint32_t mask = b.redecide_mask.load(std::memory_order_relaxed);
   b.redecide_mask.store(confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax) : BucketState::kRedecideMin,
                         std::memory_order_relaxed);
@@ -201,10 +225,12 @@ namespace {
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d);
 }
 
-Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
+void begin_call_slow(Runtime& rt, Site& site, const CallDesc& d, Plan& p) {
   RuntimeState& st = rt.state();
-  if (!st.replay && !st.recorder) return plan_call(rt, site, d);
-  Plan p;
+  if (!st.replay && !st.recorder) {
+    p = plan_call(rt, site, d);
+    return;
+  }
   if (st.replay) {
     CallDesc forced = d;  // the recorded tier, as if the caller had forced it
     forced.forced_tier = st.replay->next(site, d.n);
@@ -213,7 +239,6 @@ Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
     p = plan_call(rt, site, d);
   }
   if (st.recorder) st.recorder->add(site, d.n, p.tier);
-  return p;
 }
 
 namespace {
@@ -229,6 +254,29 @@ bool workers_asleep(RuntimeState& st) {
   return st.workers.known_asleep() || st.workers.asleep(static_cast<std::int64_t>(st.profile().cpu.tbb_idle_us * 1e3));
 }
 
+// Leaves this call's settled serial plan in the thread's table for the calls
+// after it (settled_plans.hpp), unless they must do more than run it.
+// `by_idle`: the bucket was chosen by the workers being asleep (they are).
+void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const Resolved& r, BucketState& b,
+                   bool by_idle) {
+  const std::uint32_t epoch = g_settled_epoch.load(std::memory_order_relaxed);  // before what it covers
+  const std::uint64_t key = settled_key(d);
+  if (key == 0 || st.telemetry || st.replay || st.recorder || r.forced == Forced::GpuFellBack ||
+      log().should_log(spdlog::level::debug))
+    return;
+  SettledPlan& e = t_settled.entry(&site, key);
+  e.site = &site;
+  e.type_key = d.type_key;
+  e.key = key;
+  e.decision = &b.cached[r.mask];
+  e.packed = pack(st.generation, Tier::Serial);
+  e.asleep = by_idle ? &st.workers.asleep_flag() : nullptr;
+  e.bucket = &b;
+  e.epoch = epoch;
+  e.mask = r.mask;
+  e.timed_mask = static_cast<std::uint8_t>(b.timed_mask.load(std::memory_order_relaxed));
+}
+
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
   const Resolved r = resolve(st, site, d);
@@ -239,7 +287,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   const bool elementwise = site.op() == OpClass::Map || site.op() == OpClass::Kernel || site.op() == OpClass::Reduce;
   const int idle = elementwise && workers_asleep(st) ? 1 : 0;
   TypeSlot& slot = site.slot(d.type_key);
-  BucketState& b = slot.bucket(bucket_of(d.n), residency_of(d), idle);
+  BucketState& b = slot.bucket(size_bucket(d.n), residency_of(d), idle);
   Plan p;
   p.bucket = &b;
   p.mask = r.mask;
@@ -267,28 +315,29 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
   // Every 64th-4096th call on this thread re-decides with the history
   // gathered since (a thread-local count: no shared cache line on the hot path).
-  [[gnu::tls_model("initial-exec")]] thread_local std::uint32_t calls = 0;
+  std::uint32_t& calls = t_settled_calls;
   if (packed != 0 && (packed >> 8) == st.generation &&
       (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
     p.sync_for_timing = false;
-    // A settled decision keeps learning from every 16th call (a clock read
-    // costs as much as a tiny call), from every call in buckets whose calls
-    // are long, and telemetry times every call.
-    p.timed = (calls & 15) == 0 || b.long_calls.load(std::memory_order_relaxed) || st.telemetry;
+    // A settled decision keeps learning from some of its calls (a clock read
+    // costs as much as a tiny call; BucketState::timed_mask); telemetry
+    // times every call.
+    p.timed = (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 || st.telemetry;
     p.t0 = p.timed ? now_ns() : 0;  // deciding cost an atomic load: time from here
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
     p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
+  if (p.tier == Tier::Serial && !p.sync_for_timing) offer_settled(st, site, d, r, b, elementwise && !st.config.deterministic());
   p.grain = grain_for(st, slot, d, p.tier);
   start_gpu_marks(st, p);
   return p;
 }
 }  // namespace
 
-void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
+void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
   end_gpu_marks(st, p);
   const bool finished = measured;  // the work is done (not queued on a stream)
@@ -304,19 +353,12 @@ void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std:
   }
   if (per_elem > 0) learn_per_elem(*p.bucket->slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
   LastCall& l = last_call();
-  l.has_plan = false;  // a pipeline run inside this call is not this call's decision
-  l.site = &site_of(p);
-  l.bucket = p.bucket;
-  l.mask = p.mask;
-  l.tier = p.tier;
-  l.n = d.n;
-  l.ndims = d.ndims;
-  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = d.dims[k];  // (std::copy calls memmove)
+  remember(l, p.bucket, p.mask, p.tier, d.n, d.ndims, d.dims);
   l.measured_us = measured ? us : -1;
   l.fallback = p.fallback;
   l.fault = p.fell_back == static_cast<std::uint8_t>(FallbackKind::DeviceFault);
   l.forced_tier = p.forced_tier;
-  if (p.explanation || l.explanation) l.explanation = std::static_pointer_cast<const Explanation>(p.explanation);
+  if (p.explanation) l.explanation = std::static_pointer_cast<const Explanation>(p.explanation);
   l.explored = l.explanation && l.explanation->explored;
   if (st.telemetry) record_call(st, p, l, finished, elapsed_ns);
   if (log().should_log(spdlog::level::debug)) log().debug("{}", last_decision().to_string());

@@ -84,10 +84,14 @@ class BucketState {
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
-  // Calls here typically take 20 us or more (the median of the tier's recent
-  // runs: one preempted call does not count): every call is then timed (a
-  // clock read is noise next to it), not one in sixteen.
-  std::atomic<bool> long_calls{false};
+  // Which calls of a settled decision are timed for the learning: those
+  // where the thread's call count & timed_mask is 0. Every 16th; every call
+  // where calls typically take 20 us or more (a clock read is noise next to
+  // them); every 64th where they take under 1 us (the two clock reads cost
+  // more than the call). Typically: the median of the tier's recent runs, so
+  // one preempted call does not count.
+  static constexpr std::uint32_t kTimeSome = 15, kTimeAll = 0, kTimeFew = 63;
+  std::atomic<std::uint32_t> timed_mask{kTimeSome};
   // A settled decision is re-made when the thread's call count & this mask is
   // 0: every 64th call, doubling up to every 4096th while re-decisions of
   // short calls keep confirming it (a re-decision costs microseconds).

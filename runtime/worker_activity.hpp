@@ -33,6 +33,8 @@ class WorkerActivity {
   bool asleep(std::int64_t threshold_ns) noexcept;
   // The kept answer alone (inline: a settled serial call asks only this).
   bool known_asleep() const noexcept { return asleep_.load(std::memory_order_relaxed); }
+  // The flag itself, for the thread's settled plans (cleared by any work).
+  const std::atomic<bool>& asleep_flag() const noexcept { return asleep_; }
   void note_parallel_end() noexcept;
 
   // A worker entered / left the arena (from the executor's observer).

@@ -252,6 +252,7 @@ RuntimeState::RuntimeState(const Config& c)
     faults = std::make_unique<FaultInjector>(parse_fault_plan(config.faults(), "faults"));
     set_fault_injector(faults.get());
   }
+  invalidate_settled_plans();  // last: plans made before now belong to another runtime or to calibration
 }
 
 RuntimeState::~RuntimeState() {
@@ -301,6 +302,7 @@ void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
     gpu.why = GpuUnavailable::Emulated;
     gpu.reason = "a host-emulated device replaced the GPU";
   }
+  invalidate_settled_plans();  // plans made while the GPU was usable
 }
 
 void RuntimeState::write_trace_if_asked() noexcept {

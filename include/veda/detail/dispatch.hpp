@@ -5,11 +5,15 @@
 // describes itself (size, element type, where its operands are valid) in a
 // CallDesc, asks begin_call() for a Plan (which tier, which grain), runs
 // that tier, and reports back with end_call(), which feeds the measured time
-// into the site's history and records the thread's last decision.
+// into the site's history and records the thread's last decision. A plan
+// that has settled on the serial tier comes from the thread's table
+// (settled_plans.hpp) inline; the rest is out of line in libveda.
 //
 // Thread-safety: all functions may be called concurrently, also for one site.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -22,6 +26,7 @@
 #include <tbb/task_arena.h>
 
 #include "veda/decision.hpp"
+#include "veda/detail/settled_plans.hpp"
 #include "veda/detail/type_key.hpp"
 #include "veda/detail/tier.hpp"
 #include "veda/error.hpp"
@@ -106,9 +111,10 @@ inline void check_placement(Placement p, std::string_view name) {
 struct Plan {
   Tier tier = Tier::Serial;
   bool sync_for_timing = true;  // GPU tiers: synchronise so the time can be learned
-  bool timed = true;            // end_call reads the clock (settled CPU calls: 1 in 16)
+  bool timed = true;            // end_call reads the clock (settled calls: some, BucketState::timed_mask)
   bool fallback = false;        // forced back to the CPU (device out of memory)
   bool forced_tier = false;     // CallDesc::forced_tier was honoured
+  bool from_table = false;      // a settled plan from the thread's table (settled_plans.hpp)
   std::uint8_t fell_back = 0;   // why a wanted GPU was not used (FallbackKind)
   std::uint8_t mask = 0;
   std::size_t grain = 1;        // for TBB tiers: elements per task
@@ -121,14 +127,67 @@ struct Plan {
 };
 static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
 
-// Decides. Throws veda::DeviceError for a strict Placement::Gpu that cannot
-// be honoured.
-Plan begin_call(Runtime& rt, Site& site, const CallDesc& d);
+// A call's size bucket (log2 of its length) and its operands' residency:
+// with the site and element type, what its history is kept by.
+inline int size_bucket(std::size_t n) noexcept { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
+inline int residency_of(const CallDesc& d) noexcept { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
+
+// Everything of a call besides its site and element type that its decision
+// depends on, packed (with the thread's scoped placement); 0 for a call
+// with a forced tier, which takes no settled plan.
+inline std::uint64_t settled_key(const CallDesc& d) noexcept {
+  if (d.forced_tier != Tier::Count) return 0;
+  return std::uint64_t{d.exclude_tiers} << 32 | static_cast<std::uint64_t>(size_bucket(d.n)) << 8 |
+         static_cast<std::uint64_t>(residency_of(d)) << 6 | static_cast<std::uint64_t>(d.placement) << 4 |
+         static_cast<std::uint64_t>(t_scoped) << 2 | std::uint64_t{d.gpu_capable} << 1 | 1;
+}
+
+// The thread's settled serial plan for this call, if it has one that still
+// holds and this call need not be timed (see settled_plans.hpp).
+[[gnu::always_inline]] inline bool settled_plan(const Site& site, const CallDesc& d, Plan& p) noexcept {
+  const std::uint64_t key = settled_key(d);
+  const SettledPlan& e = t_settled.entry(&site, key);
+  if (e.key != key || e.site != &site || e.type_key != d.type_key ||
+      e.epoch != g_settled_epoch.load(std::memory_order_relaxed) ||
+      e.decision->load(std::memory_order_relaxed) != e.packed ||
+      (e.asleep && !e.asleep->load(std::memory_order_relaxed)) || ((t_settled_calls + 1) & e.timed_mask) == 0)
+    return false;
+  ++t_settled_calls;
+  p.tier = Tier::Serial;
+  p.sync_for_timing = false;
+  p.timed = false;
+  p.from_table = true;
+  p.mask = e.mask;
+  p.grain = std::max<std::size_t>(1, d.n);
+  p.bucket = e.bucket;
+  p.t0 = 0;
+  return true;
+}
+
+// Decides (the out-of-line path). Throws veda::DeviceError for a strict
+// Placement::Gpu that cannot be honoured.
+void begin_call_slow(Runtime& rt, Site& site, const CallDesc& d, Plan& p);
+inline Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
+  Plan p;
+  if (!settled_plan(site, d, p)) begin_call_slow(rt, site, d, p);
+  return p;
+}
+
 // Records the thread's decision and, when `measured`, the time since
 // begin_call (or `elapsed_ns` if >= 0) in the site's history. Asynchronous
 // GPU work that was not synchronised passes measured = false.
-void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = true,
-              std::int64_t elapsed_ns = -1);
+void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns);
+inline void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = true,
+                     std::int64_t elapsed_ns = -1) {
+  if (!p.from_table || elapsed_ns >= 0) return end_call_slow(rt, p, d, measured, elapsed_ns);
+  SettledLast& l = t_settled_last;  // an untimed serial call: only the record
+  l.bucket = p.bucket;
+  l.mask = p.mask;
+  l.n = d.n;
+  l.ndims = d.ndims;
+  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = d.dims[k];
+  l.pending = true;
+}
 // The GPU tier could not get device memory (or, with `fault`, a launch or
 // copy failed): returns a CPU plan for the same call, counted and logged
 // once per site.

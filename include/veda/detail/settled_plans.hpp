@@ -1,0 +1,86 @@
+// The thread's settled plans: the hot path of a call whose decision has
+// settled on the serial tier.
+//
+// Such a call (a small map or reduction in a loop) used to spend most of its
+// ~40 ns in begin_call/end_call: a chain of dependent loads from the site to
+// its bucket, the placement rules, and the last-decision record. Once
+// begin_call has made a settled serial plan for a site, size bucket and
+// placement, it leaves the plan in a small per-thread table; the next calls
+// with the same key take it from there inline (a few independent loads) and
+// leave their last-decision record for last_call() to complete when asked.
+//
+// An entry is used only while everything its plan was made from still holds:
+// the bucket's settled decision (re-decided by any thread: the value
+// changes), the runtime and its configuration (g_settled_epoch), the
+// thread's scoped placement (part of the key), and for element-wise work the
+// workers still being asleep (which chose the bucket). The calls that are
+// timed for the learning (every 16th or 64th on a thread,
+// BucketState::timed_mask) take the full path, which also re-decides when
+// due and refreshes the entry; plans under telemetry, replay or recording,
+// or with debug logging on never enter.
+//
+// Thread-safety: the tables are thread-local; the shared state they check is
+// read through atomics. An entry is only used inside a CallScope, which keeps
+// the runtime its pointers belong to alive.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "veda/decision.hpp"
+
+namespace veda::detail {
+
+class BucketState;
+
+// The thread's ScopedPlacement (set by veda::ScopedPlacement).
+inline thread_local Placement t_scoped = Placement::Auto;
+
+// Counts the thread's calls with a settled decision: every 16th or 64th (or
+// every one, in buckets of long calls) is timed, and every 64th-4096th
+// re-decided, also always a timed one.
+inline thread_local std::uint32_t t_settled_calls = 0;
+
+struct alignas(64) SettledPlan {  // one cache line
+  const void* site = nullptr;
+  const void* type_key = nullptr;
+  std::uint64_t key = 0;  // settled_key() of the calls it serves
+  const std::atomic<std::uint64_t>* decision = nullptr;  // the bucket's settled decision...
+  std::uint64_t packed = 0;                              // ...as it was when the plan was made
+  const std::atomic<bool>* asleep = nullptr;  // element-wise: the workers' asleep flag (must hold)
+  BucketState* bucket = nullptr;
+  std::uint32_t epoch = 0;
+  std::uint8_t timed_mask = 0;  // the bucket's: calls with count & timed_mask == 0 are timed
+  std::uint8_t mask = 0;        // the placement mask
+};
+static_assert(sizeof(SettledPlan) == 64);
+
+struct SettledPlans {
+  static constexpr std::size_t kEntries = 8;
+  SettledPlan entries[kEntries];
+  // Direct-mapped by site and size bucket (key bits 8-13).
+  SettledPlan& entry(const void* site, std::uint64_t key) noexcept {
+    return entries[((reinterpret_cast<std::uintptr_t>(site) >> 6) ^ (key >> 8)) % kEntries];
+  }
+};
+inline thread_local SettledPlans t_settled;
+
+// Changed whenever a plan may no longer hold for reasons its bucket does not
+// show: a runtime starts, a device is installed, the log level changes.
+extern std::atomic<std::uint32_t> g_settled_epoch;
+void invalidate_settled_plans() noexcept;
+
+// The thread's latest call, if it took a settled plan: last_call() turns it
+// into the full record when anything reads or writes that.
+struct SettledLast {
+  BucketState* bucket = nullptr;
+  std::size_t n = 0;
+  std::size_t dims[3] = {0, 0, 0};
+  std::uint8_t ndims = 0;
+  std::uint8_t mask = 0;
+  bool pending = false;
+};
+inline thread_local SettledLast t_settled_last;
+
+}  // namespace veda::detail
