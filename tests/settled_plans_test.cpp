@@ -1,0 +1,198 @@
+// Contract: the thread's settled plans (include/veda/detail/settled_plans.hpp).
+// A call whose decision has settled on the serial tier takes its plan from
+// the thread's table, with the same results and an exact last_decision();
+// a plan is not used once anything it was made from changes (the bucket's
+// decision, the scoped placement, the workers waking, a new runtime) nor
+// for calls that must do more (a forced tier, telemetry); settled calls are
+// still timed for the learning: every 64th when short, each one when long.
+//
+// Whether a call took the table is read from the thread's pending record
+// (SettledLast): only such a call leaves one, and any other call completes it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "runtime/scheduler.hpp"
+#include "veda/decision.hpp"
+#include "veda/gpu.hpp"
+#include "veda/runtime.hpp"
+#include "veda/sort.hpp"
+
+namespace {
+using veda::detail::t_settled_last;
+
+veda::Config cpu_profile(int threads = 2) {
+  return veda::Config::builder().threads(threads).profile(VEDA_TEST_DATA "/profile_cpu_2core.json").build();
+}
+
+struct Fresh {
+  explicit Fresh(veda::Config c = cpu_profile()) {
+    if (veda::is_running()) veda::shutdown();
+    veda::init(std::move(c));
+  }
+  ~Fresh() { veda::shutdown(); }
+};
+
+const auto scale = veda::gpu([](float a, float x) noexcept { return a * x; }, {.name = "settled-scale"});
+
+// Calls scale on n floats `calls` times; returns how many took the table.
+int run(std::size_t n, int calls, std::vector<float>& out) {
+  const std::vector<float> x(n, 3.0f);
+  int from_table = 0;
+  for (int i = 0; i < calls; ++i) {
+    scale.into(out, 2.0f, x);
+    from_table += t_settled_last.pending;
+  }
+  return from_table;
+}
+
+// Until the call's decision has settled and the workers count as asleep.
+void settle(std::size_t n) {
+  std::vector<float> out;
+  int i = 0;
+  for (; i < 400 && run(n, 1, out) == 0; ++i)
+    if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past tbb_idle_us
+  REQUIRE(i < 400);
+}
+}  // namespace
+
+TEST_CASE("a settled serial call takes its plan from the thread's table; results and last_decision() stay exact") {
+  Fresh rt;
+  settle(17);
+  std::vector<float> out;
+  const int taken = run(17, 640, out);
+  CHECK(taken >= 640 - 640 / 16 - 4);  // all but the timed ones (every 64th; 16th if the calls are slow)
+  CHECK(taken < 640);
+  REQUIRE(out.size() == 17);
+  for (float v : out) CHECK(v == 6.0f);
+
+  const veda::Decision slow = [] {
+    const std::vector<float> x(17, 1.0f);
+    std::vector<float> o;
+    do scale.into(o, 2.0f, x);
+    while (t_settled_last.pending);  // a timed call, on the full path
+    return veda::last_decision();
+  }();
+  for (std::size_t n : {17u, 20u, 31u}) {  // one size bucket
+    CHECK(run(n, 2, out) >= 1);
+    REQUIRE(out.size() == n);
+    const veda::Decision d = veda::last_decision();
+    CHECK(d.name == "settled-scale");
+    CHECK(d.sizes == std::vector<std::size_t>{n});
+    CHECK(d.tier == "serial");
+    CHECK(d.device == veda::Device::Cpu);
+    CHECK(d.measured_us == -1);
+    CHECK(d.reason == slow.reason);  // the bucket's explanation, as on the full path
+    CHECK_FALSE(d.reason.empty());
+  }
+  // Sizes 0 and 1 share a bucket; a prime and a size past it have their own.
+  for (std::size_t n : {1u, 0u, 1u, 97u, 1000u}) {
+    settle(n);
+    CHECK(run(n, 8, out) >= 4);
+    REQUIRE(out.size() == n);
+    for (float v : out) CHECK(v == 6.0f);
+    CHECK(veda::last_decision().sizes == std::vector<std::size_t>{n});
+  }
+}
+
+TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placement changed or the runtime restarted") {
+  Fresh rt;
+  std::vector<float> out;
+  settle(16);
+  REQUIRE(run(16, 2, out) >= 1);
+
+  SUBCASE("another decision for the bucket (as another thread's re-decision would store)") {
+    REQUIRE(t_settled_last.pending);
+    veda::detail::BucketState* b = t_settled_last.bucket;
+    b->cached[t_settled_last.mask].store(0);
+    CHECK(run(16, 1, out) == 0);   // decided afresh...
+    CHECK(run(16, 8, out) >= 4);  // ...and settled again
+  }
+  SUBCASE("a ScopedPlacement") {
+    {
+      veda::ScopedPlacement cpu(veda::Placement::Cpu);
+      CHECK(run(16, 1, out) == 0);
+      CHECK(run(16, 8, out) >= 4);
+      CHECK(veda::last_decision().reason.find("forced to CPU by ScopedPlacement") != std::string::npos);
+    }
+    CHECK(run(16, 1, out) == 0);
+    CHECK(run(16, 8, out) >= 4);
+    CHECK(veda::last_decision().reason.find("ScopedPlacement") == std::string::npos);
+  }
+  SUBCASE("the workers woke up: the plan was made for sleeping ones") {
+    const auto wide = veda::gpu([](float x) noexcept { return x + 1; }, {.name = "settled-wide", .tier = "tbb-static"});
+    const std::vector<float> big(1 << 16, 1.0f);
+    (void)wide(big);
+    CHECK(run(16, 1, out) == 0);
+    settle(16);
+    CHECK(run(16, 8, out) >= 4);
+  }
+  SUBCASE("a new runtime") {
+    // Also an op that is not element-wise: its plans do not depend on the workers sleeping.
+    std::vector<int> keys(16);
+    int sorted_from_table = 0;
+    for (int i = 0; i < 64; ++i) {
+      keys = {5, 3, 9, 1, 7, 2, 8, 6, 4, 0, 15, 11, 13, 12, 10, 14};
+      veda::sort(keys);
+      sorted_from_table += t_settled_last.pending;
+    }
+    REQUIRE(sorted_from_table > 0);
+    veda::shutdown();
+    veda::init(cpu_profile());
+    CHECK(run(16, 1, out) == 0);
+    veda::sort(keys);
+    CHECK_FALSE(t_settled_last.pending);
+    CHECK(std::is_sorted(keys.begin(), keys.end()));
+  }
+  for (float v : out) CHECK(v == 6.0f);
+}
+
+TEST_CASE("calls that must do more than run their plan never take it: forced tiers, telemetry") {
+  std::vector<float> out;
+  {
+    Fresh rt;
+    const auto forced = veda::gpu([](float a, float x) noexcept { return a * x; },
+                                  {.name = "settled-forced", .tier = "serial"});
+    const std::vector<float> x(16, 3.0f);
+    for (int i = 0; i < 200; ++i) {
+      forced.into(out, 2.0f, x);
+      CHECK_FALSE(t_settled_last.pending);
+    }
+    CHECK(veda::last_decision().name == "settled-forced");
+  }
+  Fresh rt(veda::Config::builder().threads(2).profile(VEDA_TEST_DATA "/profile_cpu_2core.json").telemetry(true).build());
+  CHECK(run(16, 400, out) == 0);
+  CHECK(veda::last_decision().measured_us >= 0);  // telemetry times every call
+}
+
+TEST_CASE("settled calls are still timed for the learning: every 64th when short, every one when long") {
+  std::vector<float> out;
+  {
+    Fresh rt;
+    settle(16);
+    int measured = 0;
+    const std::vector<float> x(16, 3.0f);
+    for (int i = 0; i < 1280; ++i) {
+      scale.into(out, 2.0f, x);
+      measured += veda::last_decision().measured_us >= 0;
+    }
+    // 1280 / 64 = 20; a slow call (a preemption) may switch the bucket to every 16th for a while.
+    CHECK(measured >= 20);
+    CHECK(measured <= 1280 / 16 + 8);
+  }
+  // One thread: every call serial, and on 2^18 floats of exp each takes far over 20 us.
+  Fresh rt(cpu_profile(1));
+  const auto heavy = veda::gpu([](float x) noexcept { return std::exp(x) + std::sin(x); }, {.name = "settled-heavy"});
+  const std::vector<float> x(1 << 18, 0.5f);
+  for (int i = 0; i < 40; ++i) heavy.into(out, x);
+  for (int i = 0; i < 40; ++i) {
+    heavy.into(out, x);
+    CHECK_FALSE(t_settled_last.pending);
+    CHECK(veda::last_decision().measured_us >= 0);
+    CHECK(veda::last_decision().tier == "serial");
+  }
+}
