@@ -256,9 +256,9 @@ bool workers_asleep(RuntimeState& st) {
 
 // Leaves this call's settled serial plan in the thread's table for the calls
 // after it (settled_plans.hpp), unless they must do more than run it.
-// `by_idle`: the bucket was chosen by the workers being asleep (they are).
+// `asleep`: the workers' flag, if their sleeping chose the bucket.
 void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const Resolved& r, BucketState& b,
-                   bool by_idle) {
+                   const std::atomic<bool>* asleep) {
   const std::uint32_t epoch = g_settled_epoch.load(std::memory_order_relaxed);  // before what it covers
   const std::uint64_t key = settled_key(d);
   if (key == 0 || st.telemetry || st.replay || st.recorder || r.forced == Forced::GpuFellBack ||
@@ -270,7 +270,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
   e.key = key;
   e.decision = &b.cached[r.mask];
   e.packed = pack(st.generation, Tier::Serial);
-  e.asleep = by_idle ? &st.workers.asleep_flag() : nullptr;
+  e.asleep = asleep;
   e.bucket = &b;
   e.epoch = epoch;
   e.mask = r.mask;
@@ -330,7 +330,10 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
     p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
-  if (p.tier == Tier::Serial && !p.sync_for_timing) offer_settled(st, site, d, r, b, elementwise && !st.config.deterministic());
+  // An element-wise plan made for sleeping workers holds while they sleep;
+  // whether awake ones still are would need a clock read.
+  if (p.tier == Tier::Serial && !p.sync_for_timing && (idle || !elementwise || st.config.deterministic()))
+    offer_settled(st, site, d, r, b, idle ? &st.workers.asleep_flag() : nullptr);
   p.grain = grain_for(st, slot, d, p.tier);
   start_gpu_marks(st, p);
   return p;
