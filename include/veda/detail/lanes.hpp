@@ -25,18 +25,24 @@ Acc combine_lanes(Acc (&lane)[L], const Op& op) {
   return lane[0];
 }
 
-// op over load(i) for i in [lo, hi), starting from identity.
+// op over load(i) for i in [lo, hi), starting from identity. The lanes start
+// from the first L elements and the identity joins once at the end, which
+// gives the same result (op(identity, x) == x): with the identity in every
+// lane, GCC -O3 -march=native (AVX2) vectorised the loop across blocks
+// instead, with permutes, 1.4x slower on a float sum of 4096.
 template <class Acc, class Load, class Op>
 Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
   std::size_t i = lo;
   Acc r = identity;
   if constexpr (std::is_default_constructible_v<Acc>) {
     constexpr int L = kLanes<Acc>;
-    Acc lane[L];
-    for (auto& a : lane) a = identity;
-    for (; i + L <= hi; i += L)
-      for (int j = 0; j < L; ++j) lane[j] = op(lane[j], static_cast<Acc>(load(i + j)));
-    r = combine_lanes(lane, op);
+    if (hi - lo >= static_cast<std::size_t>(L)) {
+      Acc lane[L];
+      for (int j = 0; j < L; ++j) lane[j] = static_cast<Acc>(load(i + j));
+      for (i += L; i + L <= hi; i += L)
+        for (int j = 0; j < L; ++j) lane[j] = op(lane[j], static_cast<Acc>(load(i + j)));
+      r = op(r, combine_lanes(lane, op));
+    }
   }
   for (; i < hi; ++i) r = op(r, static_cast<Acc>(load(i)));
   return r;
