@@ -99,7 +99,9 @@ TEST_CASE("a settled serial call takes its plan from the thread's table; results
     CHECK_FALSE(d.reason.empty());
   }
   // Sizes 0 and 1 share a bucket; a prime and a size past it have their own.
-  for (std::size_t n : {1u, 0u, 1u, 97u, 1000u}) {
+  // All stay short calls: one of 20 us or more (1000 floats under
+  // ThreadSanitizer) is timed every time and never takes the table.
+  for (std::size_t n : {1u, 0u, 1u, 97u, 200u}) {
     settle(n);
     CHECK(run(n, 8, out) >= 4);
     REQUIRE(out.size() == n);
