@@ -37,12 +37,16 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   const double m = static_cast<double>(r.m), k = static_cast<double>(r.k), n = static_cast<double>(r.cols);
   const double flops = 2.0 * m * n * k;
   const double d = std::cbrt(std::max(m * n * k, 1.0));
+  const bool half = r.elem_bytes == 2;  // veda::half, veda::bfloat16: FP32 sums
   const double es = r.double_precision ? 8.0 : 4.0;
   const double threads = std::max(1, r.threads);
   const double peak = p.cpu.fma_gflops_per_thread * threads * (r.double_precision ? 0.5 : 1.0);
   const double blas = cpu_blas_gflops(p, r, peak);
-  // The epilogue of linear(): one more pass over the m x n result.
-  const double epi_cpu = r.linear ? m * n * es * 2 / p.cpu.bw_all_gbps * 1e-3 : 0;
+  // The epilogue of linear(): one more pass over the m x n result; 16-bit
+  // operands: the CPU tiers' conversions (2 bytes read, 4 written, and back).
+  const double epi_cpu = r.linear ? m * n * es * 2 / p.cpu.bw_all_gbps * 1e-3
+                         : half   ? (m * k + k * n + 2 * m * n) * 6 / p.cpu.bw_all_gbps * 1e-3
+                                  : 0;
   const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
   auto add = [&](Tier t, Estimate e) {
     if (r.tiers & tier_bit(t)) out.push_back(e);
@@ -61,7 +65,16 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   const double epi_gpu = r.linear ? p.gpu.launch_us + m * n * es * 2 / p.gpu.device_bw_gbps * 1e-3 : 0;
   const double eg = efficiency(d, 512);
   add(Tier::GpuTiled, make_est(Tier::GpuTiled, p.gpu.launch_us, in + outx, flops / (0.25 * dev * eg) * 1e-3 + epi_gpu));
-  add(Tier::GpuCublas, make_est(Tier::GpuCublas, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));
+  // 16-bit operands on tensor cores: about twice TF32's rate (not
+  // calibrated: history corrects it).
+  Estimate cublas = make_est(Tier::GpuCublas, launch, in + outx,
+                             flops / ((half ? 2 * p.gpu.sgemm_tf32_gflops : dev) * eg) * 1e-3 + epi_gpu);
+  const char* no_tc16 = "16-bit GEMMs need tensor cores (compute capability 8.0+); gpu-tiled runs them elsewhere";
+  if (half && !r.tensor_cores) {
+    cublas.eligible = false;
+    cublas.note = no_tc16;
+  }
+  add(Tier::GpuCublas, cublas);
   Estimate tf32 = make_est(Tier::GpuCublasTf32, launch, in + outx, flops / (p.gpu.sgemm_tf32_gflops * eg) * 1e-3 + epi_gpu);
   if (r.double_precision || !r.allow_tf32 || !r.tensor_cores) {
     tf32.eligible = false;
@@ -87,11 +100,12 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
     add(t, e);
   }
   // veda's WMMA kernel: BF16 tensor cores at about half cuBLAS's BF16 rate
-  // (not calibrated: history corrects it).
+  // (not calibrated: history corrects it). 16-bit operands are already what
+  // it computes on, whatever the precision policy.
   Estimate wmma = make_est(Tier::GpuWmma, p.gpu.launch_us, in + outx, flops / (p.gpu.sgemm_tf32_gflops * eg) * 1e-3);
-  if (r.double_precision || !r.allow_fp16 || !r.tensor_cores) {
+  if (half ? !r.tensor_cores : r.double_precision || !r.allow_fp16 || !r.tensor_cores) {
     wmma.eligible = false;
-    wmma.note = bf16.note;
+    wmma.note = half ? no_tc16 : bf16.note;
   }
   add(Tier::GpuWmma, wmma);
   add(Tier::GpuUnfused, make_est(Tier::GpuUnfused, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));

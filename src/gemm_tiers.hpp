@@ -3,10 +3,12 @@
 // names, and shapes as messages write them.
 #pragma once
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/cpu_executor.hpp"
 #include "backends/cpu/gemm.hpp"
@@ -14,6 +16,7 @@
 #include "src/op_runner.hpp"
 #include "veda/detail/call_scope.hpp"
 #include "veda/detail/gemm_shape.hpp"
+#include "veda/half.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/gemm.hpp"
 #endif
@@ -56,6 +59,7 @@ CallDesc gemm_desc(const GemmShape& s, const Options& o) {
 // except that cpu-tiled spreads small products over the workers as well
 // (oneTBB nests the tiles inside).
 template <class T>
+  requires(!is_16bit_float<T>)
 void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
   auto& st = rt.state();
   const GemmShape one = s.one();
@@ -72,6 +76,39 @@ void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b
     return;
   }
   for (std::size_t i = 0; i < s.batch; ++i) product(i);
+}
+
+// Copies n elements converting each, over the workers when n is large
+// (a 16-bit GEMM's operands on their way to and from its float tiers).
+template <class From, class To>
+void convert(Runtime& rt, const From* in, To* out, std::size_t n) {
+  constexpr std::size_t kGrain = std::size_t{1} << 16;
+  auto run = [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) out[i] = static_cast<To>(static_cast<float>(in[i]));
+  };
+  if (n <= kGrain) return run(0, n);
+  in_cpu_arena(rt, [&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const auto& r) { run(r.begin(), r.end()); });
+  });
+}
+
+// 16-bit elements on the CPU: the float tiers over float copies of the
+// operands (each converted once) and of C (read only when beta != 0),
+// rounded back once at the end, so the sums are FP32 (cpu-reference's
+// double) as on the GPU's tensor-core tiers.
+template <class T>
+  requires is_16bit_float<T>
+void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
+  if (s.batch == 0) return;
+  auto span_of = [&](std::size_t stride, std::size_t one) { return (s.batch - 1) * stride + one; };
+  const std::size_t na = span_of(s.stride_a, s.m * s.k), nb = span_of(s.stride_b, s.k * s.n),
+                    nc = span_of(s.stride_c, s.m * s.n);
+  std::vector<float> fa(na), fb(nb), fc(nc);
+  convert(rt, a, fa.data(), na);
+  convert(rt, b, fb.data(), nb);
+  if (s.beta != 0) convert(rt, c, fc.data(), nc);
+  gemm_cpu<float>(rt, tier, s, fa.data(), fb.data(), fc.data());
+  convert(rt, fc.data(), c, nc);
 }
 
 #if VEDA_HAS_CUDA

@@ -27,6 +27,11 @@ constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(T
                                        tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16) |
                                        tier_bit(Tier::GpuNaive) | tier_bit(Tier::GpuVectorized) |
                                        tier_bit(Tier::GpuWmma);
+// 16-bit elements: no FP32-input tensor-core tiers (TF32, BF16 rounding).
+constexpr std::uint32_t kMatmul16Tiers =
+    kMatmulTiers & ~(tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16));
+template <class T>
+constexpr std::uint32_t matmul_tiers = detail::is_16bit_float<T> ? kMatmul16Tiers : kMatmulTiers;
 constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
 
@@ -103,7 +108,7 @@ void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const Gemm
   if (s.beta != 0) detail::describe_operands(d, a, b, c);  // C is read too
   else detail::describe_operands(d, a, b);
   detail::run_op(
-      rt, detail::op_site<MatmulTag<T, Array<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
+      rt, detail::op_site<MatmulTag<T, Array<T>>>(o.name, "matmul", detail::OpClass::Gemm, matmul_tiers<T>), d,
       [&](const detail::Plan& p) {
         T* hc = static_cast<T*>(detail::host_out(c.buffer(), s.beta != 0));
         gemm_cpu(rt, p.tier, s, a.host().data(), b.host().data(), hc);
@@ -184,7 +189,7 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
   detail::describe_host_operands(d, (a.size() + b.size() + (s.beta != 0 ? c.size() : 0)) * sizeof(T),
                                  c.size() * sizeof(T));
   detail::run_op(
-      rt, detail::op_site<MatmulTag<T, std::span<T>>>(o.name, "matmul", detail::OpClass::Gemm, kMatmulTiers), d,
+      rt, detail::op_site<MatmulTag<T, std::span<T>>>(o.name, "matmul", detail::OpClass::Gemm, matmul_tiers<T>), d,
       [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.data(), b.data(), c.data()); },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -270,6 +275,14 @@ template void matmul<double>(std::span<const double>, std::span<const double>, s
                              std::size_t, std::size_t, const MatmulOptions&);
 template void matmul_into<float>(Array<float>&, const Array<float>&, const Array<float>&, const MatmulOptions&);
 template void matmul_into<double>(Array<double>&, const Array<double>&, const Array<double>&, const MatmulOptions&);
+#define VEDA_MATMUL_16(T)                                                                                       \
+  template Array<T> matmul<T>(const Array<T>&, const Array<T>&, const MatmulOptions&);                          \
+  template void matmul<T>(std::span<const T>, std::span<const T>, std::span<T>, std::size_t, std::size_t,       \
+                          std::size_t, const MatmulOptions&);                                                   \
+  template void matmul_into<T>(Array<T>&, const Array<T>&, const Array<T>&, const MatmulOptions&);
+VEDA_MATMUL_16(half)
+VEDA_MATMUL_16(bfloat16)
+#undef VEDA_MATMUL_16
 template Array<float> linear<float>(const Array<float>&, const Array<float>&, const Array<float>&, Activation,
                                     const MatmulOptions&);
 template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&, Activation,

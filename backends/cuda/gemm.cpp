@@ -14,6 +14,7 @@
 
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/handle_pool.hpp"
+#include "veda/half.hpp"
 
 namespace veda::detail::cuda {
 namespace {
@@ -193,12 +194,14 @@ bool lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b,
 template <class T>
 void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
   dev.make_current();
+  // Tensor cores: gpu-wmma always, gpu-cublas on 16-bit elements.
+  if ((tier == GemmTier::Wmma || (is_16bit_float<T> && tier == GemmTier::Cublas)) && dev.info().cc_major < 8)
+    throw InvalidArgument(std::string("veda::matmul: tier ") + (tier == GemmTier::Wmma ? "gpu-wmma" : "gpu-cublas") +
+                          " on " + (is_16bit_float<T> ? "16-bit" : "these") +
+                          " elements needs tensor cores (compute capability 8.0 or later); " + dev.name() + " is " +
+                          std::to_string(dev.info().cc_major) + "." + std::to_string(dev.info().cc_minor));
   if (s.m == 0 || s.n == 0) return;
   if (tier == GemmTier::Naive || tier == GemmTier::Vectorized || tier == GemmTier::Wmma) {
-    if (tier == GemmTier::Wmma && dev.info().cc_major < 8)
-      throw InvalidArgument("veda::matmul: tier gpu-wmma needs BF16 tensor cores (compute capability 8.0 or later); " +
-                            dev.name() + " is " + std::to_string(dev.info().cc_major) + "." +
-                            std::to_string(dev.info().cc_minor));
     for (std::size_t i = 0; i < s.batch; ++i)  // a batch: one launch per product
       launch_ladder_gemm(tier, s.one(), a + i * s.stride_a, b + i * s.stride_b, c + i * s.stride_c, stream);
     launched("GEMM ladder kernel launch");
@@ -226,38 +229,48 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   const auto ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int m = static_cast<int>(s.n), n = static_cast<int>(s.m), k = static_cast<int>(s.k);
   const int lda = static_cast<int>(std::max<std::size_t>(s.ldb(), 1)), ldb = static_cast<int>(std::max<std::size_t>(s.lda(), 1));
-  const T alpha = static_cast<T>(s.alpha), beta = static_cast<T>(s.beta);
-  if (s.batch > 1) {  // one strided-batched call; a stride of 0 shares that operand
-    const auto sa = static_cast<long long>(s.stride_b), sb = static_cast<long long>(s.stride_a),
-               sc = static_cast<long long>(s.stride_c);
-    const int count = static_cast<int>(s.batch);
-    if constexpr (std::is_same_v<T, float>) {
-      if (tier == GemmTier::CublasBf16)
-        check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, sa, a, CUDA_R_32F,
-                                              ldb, sb, &beta, c, CUDA_R_32F, m, sc, count,
-                                              CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT),
-                   "cublasGemmStridedBatchedEx (BF16 tensor cores)");
-      else
-        check_blas(cublasSgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
-                                             count),
-                   "cublasSgemmStridedBatched");
-    } else {
-      check_blas(cublasDgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
+  const auto sa = static_cast<long long>(s.stride_b), sb = static_cast<long long>(s.stride_a),
+             sc = static_cast<long long>(s.stride_c);
+  const int count = static_cast<int>(s.batch);
+  if constexpr (is_16bit_float<T>) {  // 16-bit in and out, FP32 sums (and alpha, beta) on tensor cores
+    const cudaDataType_t dt = std::is_same_v<T, veda::half> ? CUDA_R_16F : CUDA_R_16BF;
+    const float alpha = static_cast<float>(s.alpha), beta = static_cast<float>(s.beta);
+    if (s.batch > 1)
+      check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, sa, a, dt, ldb, sb, &beta, c,
+                                            dt, m, sc, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx (16-bit)");
+    else
+      check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, a, dt, ldb, &beta, c, dt, m,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx (16-bit)");
+  } else if constexpr (std::is_same_v<T, float>) {
+    const float alpha = static_cast<float>(s.alpha), beta = static_cast<float>(s.beta);
+    // gpu-cublas-bf16: float in and out; the products on BF16 tensor cores, summed in FP32
+    const bool bf16 = tier == GemmTier::CublasBf16;
+    if (s.batch > 1 && bf16)  // one strided-batched call; a stride of 0 shares that operand
+      check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, sa, a, CUDA_R_32F,
+                                            ldb, sb, &beta, c, CUDA_R_32F, m, sc, count, CUBLAS_COMPUTE_32F_FAST_16BF,
+                                            CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmStridedBatchedEx (BF16 tensor cores)");
+    else if (s.batch > 1)
+      check_blas(cublasSgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
                                            count),
-                 "cublasDgemmStridedBatched");
-    }
-    count_launch();
-    return;
-  }
-  if constexpr (std::is_same_v<T, float>) {
-    if (tier == GemmTier::CublasBf16)  // float in and out; the products on BF16 tensor cores, summed in FP32
+                 "cublasSgemmStridedBatched");
+    else if (bf16)
       check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, a, CUDA_R_32F, ldb, &beta, c,
                               CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (BF16 tensor cores)");
     else
       check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
-  } else
-    check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasDgemm");
+  } else {
+    const double alpha = s.alpha, beta = s.beta;
+    if (s.batch > 1)
+      check_blas(cublasDgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
+                                           count),
+                 "cublasDgemmStridedBatched");
+    else
+      check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasDgemm");
+  }
   count_launch();
 }
 
@@ -401,6 +414,10 @@ void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>
 
 template void gemm<float>(CudaDevice&, GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);
 template void gemm<double>(CudaDevice&, GemmTier, const GemmShape&, const double*, const double*, double*, cudaStream_t);
+template void gemm<veda::half>(CudaDevice&, GemmTier, const GemmShape&, const veda::half*, const veda::half*,
+                               veda::half*, cudaStream_t);
+template void gemm<veda::bfloat16>(CudaDevice&, GemmTier, const GemmShape&, const veda::bfloat16*,
+                                   const veda::bfloat16*, veda::bfloat16*, cudaStream_t);
 template void grouped_gemm<float>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t, std::size_t,
                                   const float*, const float*, float*, cudaStream_t);
 template void grouped_gemm<double>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t, std::size_t,

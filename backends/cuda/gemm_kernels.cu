@@ -3,14 +3,16 @@
 // from global memory), gpu-tiled (below), gpu-vectorized (64 x 64 tiles, a
 // thread computing 4 x 4 outputs from registers, float4 loads where the
 // layout allows) and gpu-wmma (tensor cores: tiles converted to BF16 in
-// shared memory, FP32 accumulation; sm_80+). Every kernel takes any shape,
-// transposition and alpha/beta.
+// shared memory, or FP16/BF16 elements staged as they are; FP32
+// accumulation; sm_80+). Every kernel takes any shape, transposition and
+// alpha/beta, and sums 16-bit elements in FP32.
 //
 // Tiled GEMM: 32 x 32 tiles of C per block of 32 x 8 threads; each thread
 // computes four elements of one column of its tile, reading A and B through
 // shared memory in 32-wide slices of k. Transposed operands are read through
 // the index functions, so no copy is made.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <mma.h>
 
@@ -19,27 +21,51 @@
 
 #include "backends/cuda/gemm.hpp"
 #include "veda/error.hpp"
+#include "veda/half.hpp"
 
 namespace veda::detail::cuda {
 namespace {
 constexpr int kTile = 32, kRows = 8;
 
+// veda's element types as the kernels see them (same layout), and what
+// they sum in: FP32 for the 16-bit types.
 template <class T>
-__device__ T load_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {
-  if (i >= s.m || p >= s.k) return T(0);
-  return s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
+struct DeviceElem {
+  using type = T;
+};
+template <>
+struct DeviceElem<veda::half> {
+  using type = __half;
+};
+template <>
+struct DeviceElem<veda::bfloat16> {
+  using type = __nv_bfloat16;
+};
+template <class T>
+using Acc = std::conditional_t<sizeof(T) == 2, float, T>;
+template <class T>
+auto* device_ptr(T* p) {
+  using D = typename DeviceElem<std::remove_const_t<T>>::type;
+  return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const D*, D*>>(p);
+}
+
+template <class T>
+__device__ Acc<T> load_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {
+  if (i >= s.m || p >= s.k) return Acc<T>(0);
+  return static_cast<Acc<T>>(s.trans_a ? a[p * s.m + i] : a[i * s.k + p]);
 }
 template <class T>
-__device__ T load_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j) {
-  if (p >= s.k || j >= s.n) return T(0);
-  return s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
+__device__ Acc<T> load_b(const GemmShape& s, const T* b, std::size_t p, std::size_t j) {
+  if (p >= s.k || j >= s.n) return Acc<T>(0);
+  return static_cast<Acc<T>>(s.trans_b ? b[j * s.k + p] : b[p * s.n + j]);
 }
 
 // C's element (i, j) from its dot product: beta 0 never reads C.
 template <class T>
-__device__ void store_c(const GemmShape& s, T* c, std::size_t i, std::size_t j, T acc) {
+__device__ void store_c(const GemmShape& s, T* c, std::size_t i, std::size_t j, Acc<T> acc) {
+  using A = Acc<T>;
   T& out = c[i * s.n + j];
-  out = s.beta == 0 ? T(s.alpha) * acc : T(s.alpha) * acc + T(s.beta) * out;
+  out = static_cast<T>(s.beta == 0 ? A(s.alpha) * acc : A(s.alpha) * acc + A(s.beta) * static_cast<A>(out));
 }
 
 // Row tile of a block whose grid's z * y walks row tiles (y alone is
@@ -50,7 +76,7 @@ template <class T>
 __global__ void naive_gemm(GemmShape s, const T* a, const T* b, T* c) {
   const std::size_t i = row_tile() * blockDim.y + threadIdx.y, j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (i >= s.m || j >= s.n) return;
-  T acc = 0;
+  Acc<T> acc = 0;
   for (std::size_t p = 0; p < s.k; ++p) acc += load_a(s, a, i, p) * load_b(s, b, p, j);
   store_c(s, c, i, j, acc);
 }
@@ -61,15 +87,16 @@ __global__ void naive_gemm(GemmShape s, const T* a, const T* b, T* c) {
 constexpr int kVecTile = 64, kVecK = 16;
 template <class T, bool Vec>
 __global__ void __launch_bounds__(256) vectorized_gemm(GemmShape s, const T* a, const T* b, T* c) {
-  __shared__ __align__(16) T as[kVecK][kVecTile];  // the A tile transposed: as[p][i]
-  __shared__ __align__(16) T bs[kVecK][kVecTile];
+  using A = Acc<T>;
+  __shared__ __align__(16) A as[kVecK][kVecTile];  // the A tile transposed: as[p][i]
+  __shared__ __align__(16) A bs[kVecK][kVecTile];
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
   const std::size_t row0 = row_tile() * kVecTile, col0 = blockIdx.x * std::size_t{kVecTile};
   if (row0 >= s.m) return;
   const int ar = tid / 4, ac = (tid % 4) * 4, br = tid / 16, bc = (tid % 16) * 4;  // what this thread loads
-  T acc[4][4] = {};
+  A acc[4][4] = {};
   for (std::size_t p0 = 0; p0 < s.k; p0 += kVecK) {
-    T av[4];
+    A av[4];
     if constexpr (Vec) {  // with k and n multiples of 4, four elements are all in bounds or none
       const std::size_t i = row0 + ar, pa = p0 + ac, pb = p0 + br, j = col0 + bc;
       const float4 z = make_float4(0, 0, 0, 0);
@@ -89,7 +116,7 @@ __global__ void __launch_bounds__(256) vectorized_gemm(GemmShape s, const T* a, 
     __syncthreads();
 #pragma unroll
     for (int p = 0; p < kVecK; ++p) {
-      T x[4], y[4];
+      A x[4], y[4];
       if constexpr (Vec) {
         const float4 u = *reinterpret_cast<const float4*>(&as[p][ty * 4]), v = *reinterpret_cast<const float4*>(&bs[p][tx * 4]);
         x[0] = u.x, x[1] = u.y, x[2] = u.z, x[3] = u.w;
@@ -115,17 +142,19 @@ __global__ void __launch_bounds__(256) vectorized_gemm(GemmShape s, const T* a, 
 }
 
 // 64 x 64 tiles of C over 4 warps (32 x 32 each: 2 x 2 WMMA fragments of
-// 16 x 16 x 16), k in slices of 32 converted to BF16 as they are staged in
-// shared memory; the FP32 accumulators go through shared memory to C.
-// Rows padded by 8 BF16 / 4 floats: every fragment pointer stays 32-byte
-// aligned and the staging avoids bank conflicts.
+// 16 x 16 x 16), k in slices of 32 staged in shared memory as FP16 (__half
+// elements) or BF16 (the rest, converted); the FP32 accumulators go through
+// shared memory to C. Rows padded by 8 16-bit values / 4 floats: every
+// fragment pointer stays 32-byte aligned and the staging avoids bank
+// conflicts.
 constexpr int kWmmaTile = 64, kWmmaK = 32;
 template <class T>
 __global__ void __launch_bounds__(128) wmma_gemm(GemmShape s, const T* a, const T* b, T* c) {
 #if __CUDA_ARCH__ >= 800
   namespace w = nvcuda::wmma;
-  __shared__ __align__(32) __nv_bfloat16 as[kWmmaTile][kWmmaK + 8];
-  __shared__ __align__(32) __nv_bfloat16 bs[kWmmaK][kWmmaTile + 8];
+  using F = std::conditional_t<std::is_same_v<T, __half>, __half, __nv_bfloat16>;
+  __shared__ __align__(32) F as[kWmmaTile][kWmmaK + 8];
+  __shared__ __align__(32) F bs[kWmmaK][kWmmaTile + 8];
   __shared__ __align__(32) float cs[kWmmaTile][kWmmaTile + 4];
   const int tid = threadIdx.x, warp = tid / 32, wr = (warp / 2) * 32, wc = (warp % 2) * 32;
   const std::size_t row0 = row_tile() * kWmmaTile, col0 = blockIdx.x * std::size_t{kWmmaTile};
@@ -138,17 +167,17 @@ __global__ void __launch_bounds__(128) wmma_gemm(GemmShape s, const T* a, const 
   for (std::size_t p0 = 0; p0 < s.k; p0 += kWmmaK) {
     for (int e = tid; e < kWmmaTile * kWmmaK; e += 128) {
       const int r = e / kWmmaK, q = e % kWmmaK;
-      as[r][q] = __float2bfloat16(static_cast<float>(load_a(s, a, row0 + r, p0 + q)));
+      as[r][q] = F(static_cast<float>(load_a(s, a, row0 + r, p0 + q)));  // 16-bit elements: exact
     }
     for (int e = tid; e < kWmmaK * kWmmaTile; e += 128) {
       const int r = e / kWmmaTile, q = e % kWmmaTile;
-      bs[r][q] = __float2bfloat16(static_cast<float>(load_b(s, b, p0 + r, col0 + q)));
+      bs[r][q] = F(static_cast<float>(load_b(s, b, p0 + r, col0 + q)));
     }
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kWmmaK; kk += 16) {
-      w::fragment<w::matrix_a, 16, 16, 16, __nv_bfloat16, w::row_major> fa[2];
-      w::fragment<w::matrix_b, 16, 16, 16, __nv_bfloat16, w::row_major> fb[2];
+      w::fragment<w::matrix_a, 16, 16, 16, F, w::row_major> fa[2];
+      w::fragment<w::matrix_b, 16, 16, 16, F, w::row_major> fb[2];
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         w::load_matrix_sync(fa[i], &as[wr + 16 * i][kk], kWmmaK + 8);
@@ -169,7 +198,7 @@ __global__ void __launch_bounds__(128) wmma_gemm(GemmShape s, const T* a, const 
   __syncthreads();
   for (int e = tid; e < kWmmaTile * kWmmaTile; e += 128) {
     const int r = e / kWmmaTile, q = e % kWmmaTile;
-    if (row0 + r < s.m && col0 + q < s.n) store_c(s, c, row0 + r, col0 + q, static_cast<T>(cs[r][q]));
+    if (row0 + r < s.m && col0 + q < s.n) store_c(s, c, row0 + r, col0 + q, static_cast<Acc<T>>(cs[r][q]));
   }
 #else
   __trap();  // the host checks the compute capability first
@@ -178,12 +207,12 @@ __global__ void __launch_bounds__(128) wmma_gemm(GemmShape s, const T* a, const 
 
 template <class T>
 __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
-  __shared__ T as[kTile][kTile + 1];  // +1: no bank conflicts on the transposed reads
-  __shared__ T bs[kTile][kTile + 1];
+  __shared__ Acc<T> as[kTile][kTile + 1];  // +1: no bank conflicts on the transposed reads
+  __shared__ Acc<T> bs[kTile][kTile + 1];
   const std::size_t row0 = row_tile() * kTile;
   if (row0 >= s.m) return;  // the whole block: before any barrier
   const std::size_t col = static_cast<std::size_t>(blockIdx.x) * kTile + threadIdx.x;
-  T acc[kTile / kRows] = {};
+  Acc<T> acc[kTile / kRows] = {};
   for (std::size_t p0 = 0; p0 < s.k; p0 += kTile) {
     for (int r = threadIdx.y; r < kTile; r += kRows) {
       as[r][threadIdx.x] = load_a(s, a, row0 + r, p0 + threadIdx.x);
@@ -192,7 +221,7 @@ __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
     __syncthreads();
 #pragma unroll 8
     for (int p = 0; p < kTile; ++p) {
-      const T bv = bs[p][threadIdx.x];
+      const Acc<T> bv = bs[p][threadIdx.x];
 #pragma unroll
       for (int q = 0; q < kTile / kRows; ++q) acc[q] += as[threadIdx.y + q * kRows][p] * bv;
     }
@@ -231,7 +260,7 @@ dim3 tile_grid(const GemmShape& s, std::size_t tile) {
 template <class T>
 void launch_tiled_gemm(const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
   if (s.m == 0 || s.n == 0) return;
-  tiled_gemm<T><<<tile_grid(s, kTile), dim3(kTile, kRows), 0, stream>>>(s, a, b, c);
+  tiled_gemm<<<tile_grid(s, kTile), dim3(kTile, kRows), 0, stream>>>(s, device_ptr(a), device_ptr(b), device_ptr(c));
 }
 
 bool vectorized_loads(const GemmShape& s, const void* a, const void* b, std::size_t elem_bytes) {
@@ -241,29 +270,32 @@ bool vectorized_loads(const GemmShape& s, const void* a, const void* b, std::siz
 }
 
 template <class T>
-void launch_ladder_gemm(GemmTier tier, const GemmShape& s, const T* a, const T* b, T* c, cudaStream_t stream) {
+void launch_ladder_gemm(GemmTier tier, const GemmShape& s, const T* ha, const T* hb, T* hc, cudaStream_t stream) {
   if (s.m == 0 || s.n == 0) return;
+  using D = typename DeviceElem<T>::type;
+  const D *a = device_ptr(ha), *b = device_ptr(hb);
+  D* c = device_ptr(hc);
   if (tier == GemmTier::Naive) {
-    naive_gemm<T><<<tile_grid(s, 16), dim3(16, 16), 0, stream>>>(s, a, b, c);
+    naive_gemm<D><<<tile_grid(s, 16), dim3(16, 16), 0, stream>>>(s, a, b, c);
   } else if (tier == GemmTier::Vectorized) {
     if constexpr (std::is_same_v<T, float>)
       if (vectorized_loads(s, a, b, sizeof(T))) {
-        vectorized_gemm<T, true><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
+        vectorized_gemm<D, true><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
         return;
       }
-    vectorized_gemm<T, false><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
+    vectorized_gemm<D, false><<<tile_grid(s, kVecTile), 256, 0, stream>>>(s, a, b, c);
   } else {
     // The device's compute capability was checked; the code loaded for it
     // must be sm_80+ too (a build for older architectures JITs the __trap).
     static const int ptx = [] {  // once per process: the loaded image does not change
       cudaFuncAttributes attr{};
-      if (cudaFuncGetAttributes(&attr, wmma_gemm<T>) != cudaSuccess) (void)cudaGetLastError();  // no image: not sticky
+      if (cudaFuncGetAttributes(&attr, wmma_gemm<D>) != cudaSuccess) (void)cudaGetLastError();  // no image: not sticky
       return attr.ptxVersion;
     }();
     if (ptx < 80)
       throw InvalidArgument("veda::matmul: tier gpu-wmma needs veda built for compute capability 8.0 or later "
                             "(CMAKE_CUDA_ARCHITECTURES)");
-    wmma_gemm<T><<<tile_grid(s, kWmmaTile), 128, 0, stream>>>(s, a, b, c);
+    wmma_gemm<D><<<tile_grid(s, kWmmaTile), 128, 0, stream>>>(s, a, b, c);
   }
 }
 
@@ -279,6 +311,14 @@ template void launch_tiled_gemm<double>(const GemmShape&, const double*, const d
 template void launch_ladder_gemm<float>(GemmTier, const GemmShape&, const float*, const float*, float*, cudaStream_t);
 template void launch_ladder_gemm<double>(GemmTier, const GemmShape&, const double*, const double*, double*,
                                          cudaStream_t);
+template void launch_tiled_gemm<veda::half>(const GemmShape&, const veda::half*, const veda::half*, veda::half*,
+                                            cudaStream_t);
+template void launch_tiled_gemm<veda::bfloat16>(const GemmShape&, const veda::bfloat16*, const veda::bfloat16*,
+                                                veda::bfloat16*, cudaStream_t);
+template void launch_ladder_gemm<veda::half>(GemmTier, const GemmShape&, const veda::half*, const veda::half*,
+                                             veda::half*, cudaStream_t);
+template void launch_ladder_gemm<veda::bfloat16>(GemmTier, const GemmShape&, const veda::bfloat16*,
+                                                 const veda::bfloat16*, veda::bfloat16*, cudaStream_t);
 template void bias_activation<float>(float*, std::size_t, std::size_t, const float*, Activation, cudaStream_t);
 template void bias_activation<double>(double*, std::size_t, std::size_t, const double*, Activation, cudaStream_t);
 

@@ -7,7 +7,11 @@
 //   auto y = veda::linear(x, w, bias, veda::Activation::Relu); // act(x w^T + bias)
 //
 // Contract:
-// - Float and double, row-major 2-D Arrays (or spans with explicit m, k, n).
+// - Float and double, row-major 2-D Arrays (or spans with explicit m, k, n);
+//   matmul and matmul_into also take veda::half and veda::bfloat16
+//   (veda/half.hpp): the products summed in FP32 and C rounded once to the
+//   element type, as cuBLAS's 16-bit GEMMs compute them; alpha and beta
+//   apply in FP32 too.
 //   transpose_a / transpose_b read A as stored k x m / B as stored n x k.
 // - Batches: matmul and matmul_into take 3-D Arrays as stacks of matrices
 //   ([batch, rows, cols]); the result is [batch, m, n]. Two 3-D operands
@@ -34,6 +38,10 @@
 //   policy allows TF32 and the GPU has tensor cores), and for linear
 //   gpu-unfused (cuBLAS + an epilogue kernel) and gpu-cublaslt-fused (one
 //   cuBLASLt call, FP32). Capability filters first, then the cost model.
+//   16-bit elements: the CPU tiers run the float tiers on float copies of
+//   the operands; gpu-cublas is cublasGemmEx on the 16-bit data (tensor
+//   cores), gpu-wmma loads it into its fragments unconverted, gpu-tiled
+//   and the teaching kernels sum in FP32; no TF32 or BF16-rounding tiers.
 // - Results are Arrays left where they were computed.
 //
 // Thread-safety: any number of threads may call these at once.
@@ -47,6 +55,7 @@
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/gemm_shape.hpp"
+#include "veda/half.hpp"
 
 namespace veda {
 
@@ -101,6 +110,14 @@ extern template void matmul<double>(std::span<const double>, std::span<const dou
 extern template void matmul_into<float>(Array<float>&, const Array<float>&, const Array<float>&, const MatmulOptions&);
 extern template void matmul_into<double>(Array<double>&, const Array<double>&, const Array<double>&,
                                          const MatmulOptions&);
+#define VEDA_EXTERN_MATMUL_16(T)                                                                                \
+  extern template Array<T> matmul<T>(const Array<T>&, const Array<T>&, const MatmulOptions&);                   \
+  extern template void matmul<T>(std::span<const T>, std::span<const T>, std::span<T>, std::size_t, std::size_t, \
+                                 std::size_t, const MatmulOptions&);                                            \
+  extern template void matmul_into<T>(Array<T>&, const Array<T>&, const Array<T>&, const MatmulOptions&);
+VEDA_EXTERN_MATMUL_16(half)
+VEDA_EXTERN_MATMUL_16(bfloat16)
+#undef VEDA_EXTERN_MATMUL_16
 extern template Array<float> linear<float>(const Array<float>&, const Array<float>&, const Array<float>&, Activation,
                                            const MatmulOptions&);
 extern template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&,

@@ -13,6 +13,7 @@
 #include "veda/gpu.hpp"
 #include "veda/gpu_kernel.hpp"
 #include "veda/grouped_matmul.hpp"
+#include "veda/half.hpp"
 #include "veda/layer_norm.hpp"
 #include "veda/linear_backward.hpp"
 #include "veda/matmul.hpp"

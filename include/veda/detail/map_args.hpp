@@ -17,13 +17,8 @@
 
 #include "veda/array.hpp"
 #include "veda/error.hpp"
+#include "veda/detail/host_device.hpp"
 #include "veda/detail/type_key.hpp"
-
-#if defined(__CUDACC__)
-#define VEDA_HD __host__ __device__
-#else
-#define VEDA_HD
-#endif
 
 namespace veda::detail {
 
