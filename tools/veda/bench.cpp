@@ -238,24 +238,20 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
   std::fprintf(stderr, "plot written to %s (data in %s)\n", png.c_str(), dir.c_str());
 }
 
-// The GEMM ladder of the CUDA chapter: every GPU GEMM tier forced on float
-// n x n x n products with operands and result on the device, in GFLOP/s
-// (median of 5 synchronised calls), beside cuBLAS. From a real GPU only.
-void print_ladder(const std::vector<std::size_t>& sizes) {
-  if (!get_runtime().gpu_usable()) {
-    std::printf("\nGEMM ladder: no usable GPU in this run, so no figures\n");
-    return;
-  }
-  const std::vector<std::string> ladder = {"gpu-naive",  "gpu-tiled",       "gpu-vectorized", "gpu-wmma",
-                                           "gpu-cublas", "gpu-cublas-tf32", "gpu-cublas-bf16"};
-  std::printf("\nGEMM ladder (float n x n x n on the device, GFLOP/s)\n%8s", "n");
+// One table of the GEMM ladder: the tiers forced on T's n x n x n products
+// with operands and result on the device, in GFLOP/s (median of 5
+// synchronised calls), and gpu-wmma's rate over gpu-cublas's.
+template <class T>
+void ladder_table(const char* type, const std::vector<std::string>& ladder, const std::vector<std::size_t>& sizes) {
+  std::printf("\nGEMM ladder (%s n x n x n on the device, GFLOP/s)\n%8s", type, "n");
   for (const auto& t : ladder) std::printf(" %16s", t.c_str());
-  std::printf("\n");
+  std::printf(" %12s\n", "wmma/cublas");
   for (std::size_t n : sizes) {
-    veda::Array<float> a(n, n), b(n, n), c(n, n);
-    for (auto& v : a.host()) v = 0.5f;
-    for (auto& v : b.host()) v = 0.25f;
+    veda::Array<T> a(n, n), b(n, n), c(n, n);
+    for (auto& v : a.host()) v = T(0.5f);
+    for (auto& v : b.host()) v = T(0.25f);
     std::printf("%8zu", n);
+    double wmma = 0, cublas = 0;
     for (const auto& tier : ladder) {
       std::vector<double> us;
       try {
@@ -267,15 +263,35 @@ void print_ladder(const std::vector<std::size_t>& sizes) {
         }
       } catch (const veda::Error& e) {
         std::printf(" %16s", "n/a");
-        std::fprintf(stderr, "  %s at n=%zu: %s\n", tier.c_str(), n, e.what());
+        std::fprintf(stderr, "  %s (%s) at n=%zu: %s\n", tier.c_str(), type, n, e.what());
         continue;
       }
       std::sort(us.begin(), us.end());
-      std::printf(" %16.0f", 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) /
-                                 us[us.size() / 2] * 1e-3);
+      const double gflops =
+          2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / us[us.size() / 2] * 1e-3;
+      if (tier == "gpu-wmma") wmma = gflops;
+      if (tier == "gpu-cublas") cublas = gflops;
+      std::printf(" %16.0f", gflops);
     }
+    if (wmma > 0 && cublas > 0) std::printf(" %12.2f", wmma / cublas);
     std::printf("\n");
   }
+}
+
+// The GEMM ladder of the CUDA chapter, on float and on 16-bit elements
+// (where gpu-cublas is cuBLAS's own 16-bit GEMM). From a real GPU only.
+void print_ladder(const std::vector<std::size_t>& sizes) {
+  if (!get_runtime().gpu_usable()) {
+    std::printf("\nGEMM ladder: no usable GPU in this run, so no figures\n");
+    return;
+  }
+  ladder_table<float>("float",
+                      {"gpu-naive", "gpu-tiled", "gpu-vectorized", "gpu-wmma", "gpu-cublas", "gpu-cublas-tf32",
+                       "gpu-cublas-bf16"},
+                      sizes);
+  const std::vector<std::string> ladder16 = {"gpu-naive", "gpu-tiled", "gpu-vectorized", "gpu-wmma", "gpu-cublas"};
+  ladder_table<veda::bfloat16>("bfloat16", ladder16, sizes);
+  ladder_table<veda::half>("half", ladder16, sizes);
 }
 
 }  // namespace
