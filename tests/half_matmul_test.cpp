@@ -135,7 +135,8 @@ TEST_CASE_TEMPLATE("16-bit matmul_into: C = alpha A B + beta C in FP32, rounded 
     CAPTURE(d.k);
     CAPTURE(d.n);
     const auto a = matrix<T>(d.m, d.k, 3), b = matrix<T>(d.k, d.n, 4), c0 = matrix<T>(d.m, d.n, 5);
-    for (auto [alpha, beta] : {std::pair{0.5, -2.0}, std::pair{1.0, 1.0}, std::pair{-1.5, 0.0}}) {
+    for (const auto& scale : {std::pair{0.5, -2.0}, std::pair{1.0, 1.0}, std::pair{-1.5, 0.0}}) {
+      const double alpha = scale.first, beta = scale.second;  // not a structured binding: CAPTURE's lambda
       CAPTURE(alpha);
       CAPTURE(beta);
       const auto want = exact(a, b, d, false, false, 1, alpha, beta, &c0);
