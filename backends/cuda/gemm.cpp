@@ -222,8 +222,13 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   }
   Lease lease(blas_pool());
   check_blas(cublasSetStream(lease.h, stream), "cublasSetStream");
-  check_blas(cublasSetMathMode(lease.h, tier == GemmTier::CublasTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
-             "cublasSetMathMode");
+  // 16-bit C: split-K partial sums stay FP32 too (by default cuBLAS may
+  // reduce them in the output type), so C is rounded once.
+  const auto math = tier == GemmTier::CublasTf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                    : is_16bit_float<T>
+                        ? static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+                        : CUBLAS_DEFAULT_MATH;
+  check_blas(cublasSetMathMode(lease.h, math), "cublasSetMathMode");
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the
   // operands and keep each one's transposition.
   const auto ta = s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -13,10 +13,12 @@
 //   __nv_bfloat16 (veda's kernels reinterpret one as the other).
 // - From float: round to nearest, ties to even; values beyond the largest
 //   finite one round to infinity (as IEEE says: half's largest is 65504, and
-//   65520 and above become inf); below half's smallest subnormal (2^-24) they
-//   round to a signed zero; NaN stays NaN (made quiet, its sign kept).
+//   65520 and above become inf); at or below 2^-25 (half the smallest
+//   subnormal) they round to a signed zero; NaN stays NaN (made quiet, its
+//   sign kept).
 //   bfloat16 keeps float's range, so only values at float's own top round to
-//   infinity; its subnormals are float's, truncated to 8 bits and rounded.
+//   infinity; float's subnormals round to its 7 fraction bits like any
+//   other value.
 // - To float: exact (every 16-bit value is a float).
 // - Arithmetic and comparison go through float (the implicit conversion):
 //   `a * b + c` is a float; assigning it back rounds once. -0 == +0 and NaN

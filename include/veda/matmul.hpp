@@ -40,7 +40,7 @@
 //   cuBLASLt call, FP32). Capability filters first, then the cost model.
 //   16-bit elements: the CPU tiers run the float tiers on float copies of
 //   the operands; gpu-cublas is cublasGemmEx on the 16-bit data (tensor
-//   cores), gpu-wmma loads it into its fragments unconverted, gpu-tiled
+//   cores), gpu-wmma stages it into FP16/BF16 fragments exactly, gpu-tiled
 //   and the teaching kernels sum in FP32; no TF32 or BF16-rounding tiers.
 // - Results are Arrays left where they were computed.
 //

@@ -240,18 +240,21 @@ void plot(const std::vector<Row>& rows, const std::string& png) {
 
 // One table of the GEMM ladder: the tiers forced on T's n x n x n products
 // with operands and result on the device, in GFLOP/s (median of 5
-// synchronised calls), and gpu-wmma's rate over gpu-cublas's.
+// synchronised calls), and gpu-wmma's rate over `versus`'s (cuBLAS on the
+// same tensor-core precision).
 template <class T>
-void ladder_table(const char* type, const std::vector<std::string>& ladder, const std::vector<std::size_t>& sizes) {
+void ladder_table(const char* type, const std::vector<std::string>& ladder, const std::string& versus,
+                  const std::vector<std::size_t>& sizes) {
+  const std::string ratio = "wmma/" + versus.substr(4);  // without "gpu-"
   std::printf("\nGEMM ladder (%s n x n x n on the device, GFLOP/s)\n%8s", type, "n");
   for (const auto& t : ladder) std::printf(" %16s", t.c_str());
-  std::printf(" %12s\n", "wmma/cublas");
+  std::printf(" %16s\n", ratio.c_str());
   for (std::size_t n : sizes) {
     veda::Array<T> a(n, n), b(n, n), c(n, n);
     for (auto& v : a.host()) v = T(0.5f);
     for (auto& v : b.host()) v = T(0.25f);
     std::printf("%8zu", n);
-    double wmma = 0, cublas = 0;
+    double wmma = 0, other = 0;
     for (const auto& tier : ladder) {
       std::vector<double> us;
       try {
@@ -270,11 +273,11 @@ void ladder_table(const char* type, const std::vector<std::string>& ladder, cons
       const double gflops =
           2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / us[us.size() / 2] * 1e-3;
       if (tier == "gpu-wmma") wmma = gflops;
-      if (tier == "gpu-cublas") cublas = gflops;
+      if (tier == versus) other = gflops;
       std::printf(" %16.0f", gflops);
     }
-    if (wmma > 0 && cublas > 0) std::printf(" %12.2f", wmma / cublas);
-    std::printf("\n");
+    if (wmma > 0 && other > 0) std::printf(" %16.2f\n", wmma / other);
+    else std::printf(" %16s\n", "n/a");
   }
 }
 
@@ -288,10 +291,10 @@ void print_ladder(const std::vector<std::size_t>& sizes) {
   ladder_table<float>("float",
                       {"gpu-naive", "gpu-tiled", "gpu-vectorized", "gpu-wmma", "gpu-cublas", "gpu-cublas-tf32",
                        "gpu-cublas-bf16"},
-                      sizes);
+                      "gpu-cublas-bf16", sizes);  // float's gpu-wmma rounds to BF16, as gpu-cublas-bf16 does
   const std::vector<std::string> ladder16 = {"gpu-naive", "gpu-tiled", "gpu-vectorized", "gpu-wmma", "gpu-cublas"};
-  ladder_table<veda::bfloat16>("bfloat16", ladder16, sizes);
-  ladder_table<veda::half>("half", ladder16, sizes);
+  ladder_table<veda::bfloat16>("bfloat16", ladder16, "gpu-cublas", sizes);
+  ladder_table<veda::half>("half", ladder16, "gpu-cublas", sizes);
 }
 
 }  // namespace
