@@ -52,8 +52,9 @@ struct Dims {
 // C's exact value (double: every product and partial sum of these inputs is
 // exact), then alpha and beta as FP32 would apply them.
 template <class T>
-std::vector<double> exact(const veda::Array<T>& a, const veda::Array<T>& b, const Dims& d, bool ta, bool tb,
-                          std::size_t batch, double alpha, double beta, const veda::Array<T>* c0) {
+std::vector<double> exact(const veda::Array<T>& a, const veda::Array<T>& b, const Dims& d, bool ta = false,
+                          bool tb = false, std::size_t batch = 1, double alpha = 1, double beta = 0,
+                          const veda::Array<T>* c0 = nullptr) {
   std::vector<double> c(batch * d.m * d.n);
   const auto ah = a.host(), bh = b.host();
   const std::size_t sa = a.ndim() == 3 ? d.m * d.k : 0, sb = b.ndim() == 3 ? d.k * d.n : 0;
@@ -101,7 +102,7 @@ void agrees(bool ta, bool tb) {
     CAPTURE(d.n);
     const auto a = ta ? matrix<T>(d.k, d.m, 1) : matrix<T>(d.m, d.k, 1);
     const auto b = tb ? matrix<T>(d.n, d.k, 2) : matrix<T>(d.k, d.n, 2);
-    const auto want = exact(a, b, d, ta, tb, 1, 1, 0, static_cast<const veda::Array<T>*>(nullptr));
+    const auto want = exact(a, b, d, ta, tb);
     for (const auto& tier : tiers()) {
       CAPTURE(tier);
       const veda_test::DeviceWork w;
@@ -160,8 +161,8 @@ TEST_CASE_TEMPLATE("16-bit batches: a stack times a shared matrix, and stack tim
     const auto a = matrix<T>(veda::Shape{batch, d.m, d.k}, 6);
     const auto shared = matrix<T>(d.k, d.n, 7);
     const auto stack = matrix<T>(veda::Shape{batch, d.k, d.n}, 8);
-    const auto want_shared = exact(a, shared, d, false, false, batch, 1, 0, static_cast<const veda::Array<T>*>(nullptr));
-    const auto want_stack = exact(a, stack, d, false, false, batch, 1, 0, static_cast<const veda::Array<T>*>(nullptr));
+    const auto want_shared = exact(a, shared, d, false, false, batch);
+    const auto want_stack = exact(a, stack, d, false, false, batch);
     for (const auto& tier : tiers()) {
       CAPTURE(tier);
       const auto c1 = veda::matmul(a, shared, {.tier = tier});

@@ -237,44 +237,39 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   const auto sa = static_cast<long long>(s.stride_b), sb = static_cast<long long>(s.stride_a),
              sc = static_cast<long long>(s.stride_c);
   const int count = static_cast<int>(s.batch);
-  if constexpr (is_16bit_float<T>) {  // 16-bit in and out, FP32 sums (and alpha, beta) on tensor cores
-    const cudaDataType_t dt = std::is_same_v<T, veda::half> ? CUDA_R_16F : CUDA_R_16BF;
-    const float alpha = static_cast<float>(s.alpha), beta = static_cast<float>(s.beta);
-    if (s.batch > 1)
-      check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, sa, a, dt, ldb, sb, &beta, c,
-                                            dt, m, sc, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmStridedBatchedEx (16-bit)");
-    else
-      check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, a, dt, ldb, &beta, c, dt, m,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx (16-bit)");
-  } else if constexpr (std::is_same_v<T, float>) {
-    const float alpha = static_cast<float>(s.alpha), beta = static_cast<float>(s.beta);
-    // gpu-cublas-bf16: float in and out; the products on BF16 tensor cores, summed in FP32
-    const bool bf16 = tier == GemmTier::CublasBf16;
-    if (s.batch > 1 && bf16)  // one strided-batched call; a stride of 0 shares that operand
-      check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, sa, a, CUDA_R_32F,
-                                            ldb, sb, &beta, c, CUDA_R_32F, m, sc, count, CUBLAS_COMPUTE_32F_FAST_16BF,
-                                            CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmStridedBatchedEx (BF16 tensor cores)");
-    else if (s.batch > 1)
-      check_blas(cublasSgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
-                                           count),
-                 "cublasSgemmStridedBatched");
-    else if (bf16)
-      check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, CUDA_R_32F, lda, a, CUDA_R_32F, ldb, &beta, c,
-                              CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx (BF16 tensor cores)");
-    else
-      check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
-  } else {
+  if constexpr (std::is_same_v<T, double>) {
     const double alpha = s.alpha, beta = s.beta;
-    if (s.batch > 1)
+    if (s.batch > 1)  // one strided-batched call; a stride of 0 shares that operand
       check_blas(cublasDgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m, sc,
                                            count),
                  "cublasDgemmStridedBatched");
     else
       check_blas(cublasDgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasDgemm");
+  } else {
+    const float alpha = static_cast<float>(s.alpha), beta = static_cast<float>(s.beta);
+    if (is_16bit_float<T> || tier == GemmTier::CublasBf16) {
+      // cublasGemmEx: 16-bit in and out with FP32 sums (tensor cores), or
+      // gpu-cublas-bf16's float in and out, products on BF16 tensor cores.
+      const cudaDataType_t dt = std::is_same_v<T, veda::half>       ? CUDA_R_16F
+                                : std::is_same_v<T, veda::bfloat16> ? CUDA_R_16BF
+                                                                    : CUDA_R_32F;
+      const cublasComputeType_t ct = is_16bit_float<T> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
+      if (s.batch > 1)
+        check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, sa, a, dt, ldb, sb, &beta,
+                                              c, dt, m, sc, count, ct, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmStridedBatchedEx");
+      else
+        check_blas(cublasGemmEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, a, dt, ldb, &beta, c, dt, m, ct,
+                                CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+    } else if constexpr (std::is_same_v<T, float>) {
+      if (s.batch > 1)
+        check_blas(cublasSgemmStridedBatched(lease.h, tb, ta, m, n, k, &alpha, b, lda, sa, a, ldb, sb, &beta, c, m,
+                                             sc, count),
+                   "cublasSgemmStridedBatched");
+      else
+        check_blas(cublasSgemm(lease.h, tb, ta, m, n, k, &alpha, b, lda, a, ldb, &beta, c, m), "cublasSgemm");
+    }
   }
   count_launch();
 }
