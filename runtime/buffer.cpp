@@ -1,5 +1,6 @@
 #include "veda/detail/buffer.hpp"
 
+#include <algorithm>
 #include <exception>
 
 #include "runtime/device_api.hpp"
@@ -27,25 +28,26 @@ Buffer::Buffer(std::unique_ptr<HostStorage> host) : host_(std::move(host)), byte
 Buffer::~Buffer() {
   {
     std::lock_guard lock(mu_);
-    if (!tracked_by_ && !dev_) return;  // never on a device, or evicted already
+    if (tracked_by_.empty() && copies_.empty()) return;  // never on a device, or evicted already
   }
-  std::shared_lock life(device_lifetime());  // the device stays until this returns
-  DeviceApi* dev = nullptr;
+  std::shared_lock life(device_lifetime());  // the devices stay until this returns
+  std::vector<DeviceApi*> tracked;
   {
     std::lock_guard lock(mu_);
-    dev = tracked_by_;
+    tracked.swap(tracked_by_);
   }
   // Untrack before locking again: evict_all() holds the tracking lock while it
   // locks buffers, so the order is always tracking lock, then buffer lock.
-  if (dev) dev->untrack(this);
+  for (DeviceApi* d : tracked) d->untrack(this);
   std::lock_guard lock(mu_);
-  if (!dev_) return;
-  try {
-    wait_inflight_locked();
-  } catch (const std::exception& e) {  // a broken device: the memory is returned regardless
-    log().warn("veda::Array destroyed while its device work failed: {}", e.what());
+  for (DeviceCopy& c : copies_) {
+    try {
+      wait_inflight(c);
+    } catch (const std::exception& e) {  // a broken device: the memory is returned regardless
+      log().warn("veda::Array destroyed while its device work failed: {}", e.what());
+    }
+    release_copy(c);
   }
-  free_device_locked();
 }
 
 bool Buffer::valid_on_host() const {
@@ -54,55 +56,93 @@ bool Buffer::valid_on_host() const {
 }
 bool Buffer::valid_on_device() const {
   std::lock_guard lock(mu_);
-  return device_valid_;
+  return any_device_valid_locked();
+}
+bool Buffer::valid_on_device(int index) const {
+  std::lock_guard lock(mu_);
+  for (const DeviceCopy& c : copies_)
+    if (c.valid && c.dev->index() == index) return true;
+  return false;
 }
 int Buffer::device() const {
   std::lock_guard lock(mu_);
-  return dev_ && device_valid_ ? dev_->index() : -1;
+  for (const DeviceCopy& c : copies_)
+    if (c.valid) return c.dev->index();
+  return -1;
 }
 
-void Buffer::wait_inflight_locked() {
+bool Buffer::any_device_valid_locked() const noexcept {
+  for (const DeviceCopy& c : copies_)
+    if (c.valid) return true;
+  return false;
+}
+
+Buffer::DeviceCopy* Buffer::copy_on_locked(const DeviceApi& dev) noexcept {
+  for (DeviceCopy& c : copies_)
+    if (c.dev == &dev) return &c;
+  return nullptr;
+}
+
+void Buffer::wait_inflight(DeviceCopy& c) {
   // Every entry is released, also when a wait throws (a broken device).
-  auto pending = std::move(inflight_);
-  inflight_.clear();
+  auto pending = std::move(c.inflight);
+  c.inflight.clear();
   std::exception_ptr failed;
   for (auto& [s, e] : pending) {
     try {
-      if (!failed) dev_->host_wait(e);
+      if (!failed) c.dev->host_wait(e);
     } catch (...) {
       failed = std::current_exception();
     }
-    dev_->release(e);
+    c.dev->release(e);
   }
   if (failed) std::rethrow_exception(failed);
 }
 
 // Work about to be queued on `s` is ordered after all work other streams
-// queued on this buffer (readers included: a writer must not overtake them).
-void Buffer::wait_other_streams_locked(DeviceApi& dev, StreamHandle s) {
-  for (const auto& [t, e] : inflight_)
-    if (t != s) dev.stream_wait(s, e);
+// queued on this copy (readers included: a writer must not overtake them).
+void Buffer::wait_other_streams(DeviceCopy& c, StreamHandle s) {
+  for (const auto& [t, e] : c.inflight)
+    if (t != s) c.dev->stream_wait(s, e);
 }
 
-// Records that work on `s` uses the buffer, replacing s's older entry.
-void Buffer::note_work_locked(DeviceApi& dev, StreamHandle s) noexcept {
-  last_stream_ = s;
+// Records that work on `s` uses the copy, replacing s's older entry.
+void Buffer::note_work(DeviceCopy& c, StreamHandle s) noexcept {
+  c.last_stream = s;
   EventHandle e = nullptr;
   try {
-    e = dev.record(s);
+    e = c.dev->record(s);
   } catch (...) {
     try {
-      dev.synchronize(s);  // no event: let the work finish instead
-    } catch (...) {        // a broken device: nothing is left to order
+      c.dev->synchronize(s);  // no event: let the work finish instead
+    } catch (...) {           // a broken device: nothing is left to order
     }
   }
-  for (auto it = inflight_.begin(); it != inflight_.end(); ++it)
+  for (auto it = c.inflight.begin(); it != c.inflight.end(); ++it)
     if (it->first == s) {
-      dev.release(it->second);
-      inflight_.erase(it);
+      c.dev->release(it->second);
+      c.inflight.erase(it);
       break;
     }
-  if (e) inflight_.emplace_back(s, e);
+  if (e) c.inflight.emplace_back(s, e);
+}
+
+// Returns the copy's memory to its pool, ordered after the work still queued
+// on it (without waiting on the host); the caller then erases the entry.
+void Buffer::release_copy(DeviceCopy& c) noexcept {
+  for (auto& [t, e] : c.inflight) {
+    try {
+      if (t != c.last_stream) c.dev->stream_wait(c.last_stream, e);
+    } catch (...) {  // a broken device: nothing is left to order
+    }
+    c.dev->release(e);
+  }
+  c.inflight.clear();
+  try {
+    c.dev->pool().deallocate(c.ptr, c.last_stream);
+  } catch (...) {  // the pool throws only for a pointer it did not hand out
+  }
+  c.ptr = nullptr;
 }
 
 void Buffer::throw_if_lost_locked() const {
@@ -113,19 +153,23 @@ void Buffer::throw_if_lost_locked() const {
 void Buffer::pull_to_host_locked() {
   if (host_valid_) return;
   throw_if_lost_locked();
+  DeviceCopy* src = nullptr;
+  for (DeviceCopy& c : copies_)
+    if (c.valid && !src) src = &c;
+  if (!src) throw DeviceError("veda::Array has no valid copy anywhere");  // a bug in veda, never silent
   // The copy is queued behind the work that produced the device data.
-  wait_other_streams_locked(*dev_, last_stream_);
-  retrying([&] { dev_->copy_to_host(host_->data, dptr_, bytes_, last_stream_, host_->pinned); });
-  wait_inflight_locked();
+  wait_other_streams(*src, src->last_stream);
+  retrying([&] { src->dev->copy_to_host(host_->data, src->ptr, bytes_, src->last_stream, host_->pinned); });
+  wait_inflight(*src);
   host_valid_ = true;
 }
 
-void Buffer::free_device_locked() {
-  if (!dptr_) return;
-  dev_->pool().deallocate(dptr_, last_stream_);
-  dptr_ = nullptr;
-  dev_ = nullptr;
-  device_valid_ = false;
+// Other devices' copies were made stale by a write on `keep`: their memory
+// is of no use until the data is rewritten there.
+void Buffer::drop_other_copies_locked(const DeviceApi& keep) noexcept {
+  for (DeviceCopy& c : copies_)
+    if (c.dev != &keep) release_copy(c);
+  std::erase_if(copies_, [&](const DeviceCopy& c) { return c.dev != &keep; });
 }
 
 const void* Buffer::host_read() {
@@ -137,29 +181,36 @@ const void* Buffer::host_read() {
 void* Buffer::host_write() {
   std::lock_guard lock(mu_);
   pull_to_host_locked();
-  if (dev_) wait_inflight_locked();  // device work may still read these bytes
-  device_valid_ = false;
+  for (DeviceCopy& c : copies_) {
+    wait_inflight(c);  // device work may still read these bytes
+    c.valid = false;
+  }
   return host_->data;
 }
 
 void* Buffer::host_overwrite() {
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
-  if (dev_) wait_inflight_locked();
+  for (DeviceCopy& c : copies_) {
+    wait_inflight(c);
+    c.valid = false;
+  }
   host_valid_ = true;
-  device_valid_ = false;
   return host_->data;
 }
 
-void Buffer::ensure_device(DeviceApi& dev, StreamHandle s) {
-  if (dev_ == &dev) return;
-  // One device per runtime, and shutdown evicts every buffer, so a copy on
-  // another device cannot exist unless the caller mixed runtimes.
-  if (dev_) throw DeviceError("veda::Array is resident on another device");
-  dptr_ = dev.pool().allocate(bytes_, s);  // may throw OutOfMemory; nothing changed yet
-  dev_ = &dev;
-  last_stream_ = s;
-  device_valid_ = false;
+Buffer::DeviceCopy& Buffer::ensure_copy_locked(DeviceApi& dev, StreamHandle s) {
+  DeviceCopy* c = copy_on_locked(dev);
+  if (!c) {
+    copies_.reserve(copies_.size() + 1);   // nothing below throws once memory is held
+    void* p = dev.pool().allocate(bytes_, s);  // may throw OutOfMemory; nothing changed yet
+    c = &copies_.emplace_back();
+    c->dev = &dev;
+    c->ptr = p;
+    c->last_stream = s;
+  }
+  if (std::find(c->streams.begin(), c->streams.end(), s) == c->streams.end()) c->streams.push_back(s);
+  return *c;
 }
 
 // The device's tracking lock is always taken before a buffer's own (as
@@ -168,89 +219,116 @@ void Buffer::ensure_device(DeviceApi& dev, StreamHandle s) {
 void Buffer::track_before_placing(DeviceApi& dev) {
   {
     std::lock_guard lock(mu_);
-    if (tracked_by_ == &dev) return;
+    if (std::find(tracked_by_.begin(), tracked_by_.end(), &dev) != tracked_by_.end()) return;
   }
   dev.track(this);
   std::lock_guard lock(mu_);
-  tracked_by_ = &dev;
+  if (std::find(tracked_by_.begin(), tracked_by_.end(), &dev) == tracked_by_.end()) tracked_by_.push_back(&dev);
 }
 
 const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   track_before_placing(dev);
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
-  ensure_device(dev, s);
-  wait_other_streams_locked(dev, s);
-  if (!device_valid_) copy_in_locked(dev, s);
-  return dptr_;
+  const DeviceCopy* have = copy_on_locked(dev);
+  if (!(have && have->valid)) pull_to_host_locked();  // the data may be on another device
+  DeviceCopy& c = ensure_copy_locked(dev, s);
+  wait_other_streams(c, s);
+  if (!c.valid) copy_in_locked(c, s);
+  return c.ptr;
 }
 
 void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   track_before_placing(dev);
   std::lock_guard lock(mu_);
-  if (keep_contents) throw_if_lost_locked();
-  ensure_device(dev, s);
-  wait_other_streams_locked(dev, s);
-  if (keep_contents && !device_valid_) copy_in_locked(dev, s);
-  device_valid_ = true;
+  if (keep_contents) {
+    throw_if_lost_locked();
+    const DeviceCopy* have = copy_on_locked(dev);
+    if (!(have && have->valid)) pull_to_host_locked();
+  }
+  {
+    DeviceCopy& c = ensure_copy_locked(dev, s);
+    wait_other_streams(c, s);
+    if (keep_contents && !c.valid) copy_in_locked(c, s);
+  }
+  drop_other_copies_locked(dev);
+  DeviceCopy& c = copies_.front();  // the only one left
+  c.valid = true;
   host_valid_ = false;
   lost_ = false;  // the whole contents are being replaced
-  return dptr_;
+  return c.ptr;
 }
 
 // The copy is recorded on `s` at once, not at device_done: a reader on
 // another stream must wait for it, and a failed call must not free the
 // memory while the copy still writes it.
-void Buffer::copy_in_locked(DeviceApi& dev, StreamHandle s) {
+void Buffer::copy_in_locked(DeviceCopy& c, StreamHandle s) {
   try {
-    retrying([&] { dev.copy_to_device(dptr_, host_->data, bytes_, s, host_->pinned); });
+    retrying([&] { c.dev->copy_to_device(c.ptr, host_->data, bytes_, s, host_->pinned); });
   } catch (...) {
-    note_work_locked(dev, s);  // chunks already queued may still be landing
+    note_work(c, s);  // chunks already queued may still be landing
     throw;
   }
-  note_work_locked(dev, s);
-  device_valid_ = true;
+  note_work(c, s);
+  c.valid = true;
 }
 
 void Buffer::device_done(StreamHandle s) {
   std::lock_guard lock(mu_);
-  if (dev_) note_work_locked(*dev_, s);
+  // A stream belongs to one device; an emulated synchronous device may hand
+  // the same handle out on several, and noting work there is harmless.
+  for (DeviceCopy& c : copies_)
+    if (std::find(c.streams.begin(), c.streams.end(), s) != c.streams.end()) note_work(c, s);
 }
 
 void Buffer::evict_to_host() {
-  DeviceApi* dev = nullptr;
+  std::vector<DeviceApi*> tracked;
   {
     std::lock_guard lock(mu_);
-    dev = tracked_by_;
+    tracked.swap(tracked_by_);
   }
-  if (dev) dev->untrack(this);
+  for (DeviceApi* d : tracked) d->untrack(this);
   try {
-    evict_to_host_untracked();
+    std::lock_guard lock(mu_);
+    pull_to_host_locked();
+    for (DeviceCopy& c : copies_) wait_inflight(c);
+    for (DeviceCopy& c : copies_) release_copy(c);
+    copies_.clear();
   } catch (...) {
-    // The data is still on the device: it stays known to it, so that
+    // The data is still on the devices: it stays known to them, so that
     // shutdown copies it home or marks it lost (not a dangling device).
-    if (dev) track_before_placing(*dev);
+    std::vector<DeviceApi*> holding;
+    {
+      std::lock_guard lock(mu_);
+      for (const DeviceCopy& c : copies_) holding.push_back(c.dev);
+    }
+    for (DeviceApi* d : holding) track_before_placing(*d);
     throw;
   }
 }
 
-void Buffer::evict_to_host_untracked() {
+void Buffer::evict_from_untracked(DeviceApi& dev) {
   std::lock_guard lock(mu_);
-  tracked_by_ = nullptr;  // the caller has untracked it (or evict_all() drops them all)
-  if (!dev_) return;
+  std::erase(tracked_by_, &dev);  // the caller has untracked it (evict_all() drops them all)
+  DeviceCopy* c = copy_on_locked(dev);
+  if (!c) return;
   pull_to_host_locked();
-  wait_inflight_locked();
-  free_device_locked();
+  wait_inflight(*c);
+  release_copy(*c);
+  copies_.erase(copies_.begin() + (c - copies_.data()));
 }
 
-void Buffer::drop_device_untracked() noexcept {
+void Buffer::drop_device_untracked(DeviceApi& dev) noexcept {
   std::lock_guard lock(mu_);
-  tracked_by_ = nullptr;
-  if (!dev_) return;
-  if (!host_valid_) lost_ = true;
-  for (auto& [s, e] : inflight_) dev_->release(e);
-  inflight_.clear();
-  free_device_locked();  // the pool throws only for a pointer it did not hand out
+  std::erase(tracked_by_, &dev);
+  DeviceCopy* c = copy_on_locked(dev);
+  if (!c) return;
+  c->valid = false;
+  if (!host_valid_ && !any_device_valid_locked()) lost_ = true;
+  for (auto& [s, e] : c->inflight) dev.release(e);
+  c->inflight.clear();
+  release_copy(*c);
+  copies_.erase(copies_.begin() + (c - copies_.data()));
 }
 
 }  // namespace veda::detail

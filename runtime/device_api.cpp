@@ -26,13 +26,13 @@ void DeviceApi::evict_all() noexcept {
   std::lock_guard lock(tracked_mu_);
   for (Buffer* b : tracked_) {
     try {
-      b->evict_to_host_untracked();
+      b->evict_from_untracked(*this);
     } catch (const std::exception& e) {
       // A broken device (a sticky fault in a user kernel) cannot give the data
       // back: the Array keeps its last host copy, marked stale, and reads of it
       // throw instead of returning wrong values.
       log().error("could not move an Array's data back from the device: {}; its contents are lost", e.what());
-      b->drop_device_untracked();
+      b->drop_device_untracked(*this);
     }
   }
   tracked_.clear();

@@ -46,6 +46,9 @@ class DeviceApi {
   virtual std::string name() const = 0;
   virtual MemoryPool& pool() noexcept = 0;
   virtual StreamHandle stream() noexcept = 0;  // this thread's stream
+  // Makes this device the calling thread's current one (CUDA's
+  // cudaSetDevice); a no-op where there is no such notion.
+  virtual void make_current() const {}
 
   // Queue a copy on `s`. A pageable host side goes through pinned staging in
   // chunks; copy_to_device returns once the host source may be modified again,
@@ -84,8 +87,8 @@ class DeviceApi {
   // Buffers holding this device's memory; see evict_all().
   void track(Buffer* b);
   void untrack(Buffer* b);
-  // Copies every tracked Buffer's data to the host and frees its device
-  // memory. Called before the device (and its pool) is destroyed; never
+  // Copies every tracked Buffer's data to the host and frees its memory on
+  // this device. Called before the device (and its pool) is destroyed; never
   // throws (a buffer whose copy fails loses its contents; see Buffer).
   void evict_all() noexcept;
 

@@ -47,7 +47,8 @@ class HostDevice final : public DeviceApi {
                                            PoolOptions options = {});
   ~HostDevice() override;
 
-  int index() const noexcept override { return 0; }
+  int index() const noexcept override { return index_; }
+  void set_index(int i) noexcept { index_ = i; }  // before first use: N emulated devices
   std::string name() const override { return "host-emulated device"; }
   MemoryPool& pool() noexcept override { return pool_; }
   StreamHandle stream() noexcept override;
@@ -83,6 +84,7 @@ class HostDevice final : public DeviceApi {
 
   void fail_if_broken(const char* what) const;
 
+  int index_ = 0;
   std::atomic<bool> broken_{false};
   std::unique_ptr<EmulatedStreams> streams_;  // null: synchronous
   EmulatedUpstream upstream_;

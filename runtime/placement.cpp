@@ -40,6 +40,21 @@ void throw_bad_placement(Placement p, std::string_view name) {
                         " is not a veda::Placement (Auto, Cpu or Gpu)");
 }
 
+std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
+  int slot = d.device >= 0 ? st.slot_of(d.device) : -1;
+  if (slot < 0 && d.resident_device >= 0) slot = st.slot_of(d.resident_device);
+  if (slot >= 0) return static_cast<std::size_t>(slot);
+  std::size_t best = 0, least = static_cast<std::size_t>(-1);
+  for (std::size_t i = 0; i < st.device_count(); ++i) {
+    const std::size_t used = st.device_at(i)->pool().stats().bytes_in_use;
+    if (used < least) {
+      least = used;
+      best = i;
+    }
+  }
+  return best;
+}
+
 void check_device_sign(int device, std::string_view name) {
   if (device < -1)
     throw InvalidArgument(std::string(name) + ": device " + std::to_string(device) +

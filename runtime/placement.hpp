@@ -22,6 +22,14 @@ namespace veda::detail {
 
 inline Placement scoped_placement() noexcept { return t_scoped; }  // (settled_plans.hpp)
 
+// With several devices, the slot of the device a GPU call runs on: the one
+// it asks for (CallDesc::device), else the one holding an operand's valid
+// copy (nothing moves between devices), else the one with the least of its
+// pool in use (the data placed there so far stands for the work queued
+// there; the first on a tie). The scheduler makes it the thread's device for
+// the call.
+std::size_t device_slot_for(RuntimeState& st, const CallDesc& d);
+
 // Why the GPU cannot take this call (what the site lacks first, then what
 // the machine lacks), or "" if it can.
 std::string gpu_obstacle(const RuntimeState& st, const Site& site, const CallDesc& d);

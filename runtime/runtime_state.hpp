@@ -9,6 +9,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "runtime/device_api.hpp"
 #include "runtime/launch_count.hpp"
@@ -32,10 +33,25 @@ class RuntimeState {
   explicit RuntimeState(const Config& config);
   ~RuntimeState();
 
-  // The GPU veda uses, or null when none is usable.
-  DeviceApi* device() noexcept { return device_.get(); }
-  // Replaces the device (tests use a HostDevice to drive the data layer on
-  // machines without a GPU). Arrays on the old device move to the host first.
+  // The GPUs veda uses (Config::devices), the first Config::device(); none
+  // when no GPU is usable. A "slot" is a position in this list.
+  std::size_t device_count() const noexcept { return devices_.size(); }
+  DeviceApi* device_at(std::size_t slot) noexcept { return slot < devices_.size() ? devices_[slot].get() : nullptr; }
+  // The slot of the device with this index, or -1 when veda does not use it.
+  int slot_of(int index) const noexcept;
+  // The calling thread's device: the one the scheduler last placed a GPU
+  // call of this thread on (DeviceScope), the first one otherwise; null
+  // when none is usable.
+  DeviceApi* device() noexcept {
+    if (devices_.empty()) return nullptr;
+    return devices_[t_device_slot < devices_.size() ? t_device_slot : 0].get();
+  }
+  static void set_thread_device(std::size_t slot) noexcept { t_device_slot = slot; }
+  static std::size_t thread_device() noexcept { return t_device_slot; }
+  // Replaces the devices (tests use HostDevices to drive the data layer on
+  // machines without a GPU; VEDA_EMULATE_DEVICES=N does it at start-up).
+  // Arrays on the old devices move to the host first.
+  void install_devices(std::vector<std::unique_ptr<DeviceApi>> d);
   void install_device(std::unique_ptr<DeviceApi> d);
   // The trace (Config::trace) is written here, before the device goes.
   void write_trace_if_asked() noexcept;
@@ -69,7 +85,25 @@ class RuntimeState {
   std::mutex profiles_mu_;
   std::deque<MachineProfile> profiles_;  // every version set, newest last
   std::atomic<const MachineProfile*> profile_{nullptr};
-  std::unique_ptr<DeviceApi> device_;
+  std::vector<std::unique_ptr<DeviceApi>> devices_;
+  static inline thread_local std::size_t t_device_slot = 0;
+  void evict_devices_locked() noexcept;  // under device_lifetime(), exclusively
+  void add_cuda_devices();                // the CUDA backend only
+  static std::vector<std::unique_ptr<DeviceApi>> emulated_devices(const char* count);
+};
+
+// Makes slot `slot` the calling thread's device for a scope (Array::to_device(i)).
+class DeviceScope {
+ public:
+  explicit DeviceScope(std::size_t slot) noexcept : prev_(RuntimeState::thread_device()) {
+    RuntimeState::set_thread_device(slot);
+  }
+  ~DeviceScope() { RuntimeState::set_thread_device(prev_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  std::size_t prev_;
 };
 
 }  // namespace veda::detail

@@ -185,7 +185,8 @@ constexpr bool on_callers_stream(Tier t) { return t != Tier::CudaStreamed && t !
 
 // A GPU tier's profiler range (NVTX) and, with telemetry, its trace span.
 // CPU calls only test the tier: the rest is out of line.
-[[gnu::noinline]] void start_gpu_marks_slow(RuntimeState& st, Plan& p) {
+[[gnu::noinline]] void start_gpu_marks_slow(RuntimeState& st, const CallDesc& d, Plan& p) {
+  if (st.device_count() > 1) RuntimeState::set_thread_device(device_slot_for(st, d));
   DeviceApi* dev = st.device();
   if (!dev) return;
   p.gpu_range = dev->range_start(site_of(p).name().c_str());
@@ -213,8 +214,8 @@ void record_call(RuntimeState& st, const Plan& p, const CallRecord& l, bool fini
     dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, site_of(p).name(), 0);
   dev->range_end(p.gpu_range);
 }
-void start_gpu_marks(RuntimeState& st, Plan& p) {
-  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks_slow(st, p);
+void start_gpu_marks(RuntimeState& st, const CallDesc& d, Plan& p) {
+  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks_slow(st, d, p);
 }
 void end_gpu_marks(RuntimeState& st, const Plan& p) {
   if (tier_device(p.tier) == Device::Gpu) end_gpu_marks_slow(st, p);
@@ -279,6 +280,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
 
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
+  if (d.device >= 0) check_device_index(rt, d.device, site.name());
   const Resolved r = resolve(st, site, d);
   // Element-wise history is kept apart for sleeping workers (the wake-up is a
   // large share of a short call); the ops' calls are long, and a GEMM on
@@ -309,7 +311,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.grain = grain_for(st, slot, d, p.tier);
     p.t0 = now_ns();
     p.forced_tier = true;
-    start_gpu_marks(st, p);
+    start_gpu_marks(st, d, p);
     return p;
   }
   const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
@@ -337,7 +339,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   if (p.tier == Tier::Serial && !p.sync_for_timing)
     offer_settled(st, site, d, r, b, idle ? &st.workers.asleep_flag() : nullptr);
   p.grain = grain_for(st, slot, d, p.tier);
-  start_gpu_marks(st, p);
+  start_gpu_marks(st, d, p);
   return p;
 }
 }  // namespace
@@ -371,10 +373,12 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
 
 void check_device_option(Runtime& rt, int device, const std::string& name) {
   const GpuStatus& g = rt.gpu();
-  if (g.usable && device != g.selected)
-    throw InvalidArgument(name + ": device " + std::to_string(device) + " requested, but this runtime uses device " +
-                          std::to_string(g.selected) + " (start veda with Config::device(" +
-                          std::to_string(device) + "))");
+  if (!g.usable || std::find(g.in_use.begin(), g.in_use.end(), device) != g.in_use.end()) return;
+  std::string used;
+  for (int i : g.in_use) used += (used.empty() ? "" : ", ") + std::to_string(i);
+  throw InvalidArgument(name + ": device " + std::to_string(device) + " requested, but this runtime uses device" +
+                        (g.in_use.size() == 1 ? " " : "s ") + used + " (start veda with Config::devices(...) naming " +
+                        std::to_string(device) + ")");
 }
 
 Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why, bool fault) {

@@ -7,6 +7,8 @@
 #include "veda/array.hpp"
 #include "veda/build_config.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/dispatch.hpp"
+#include "veda/error.hpp"
 #include "veda/runtime.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/pinned_memory.hpp"
@@ -69,10 +71,20 @@ std::unique_ptr<HostStorage> make_pinned_storage(std::size_t bytes) {
   return std::make_unique<MallocStorage>(bytes);
 }
 
-void array_to_device(Buffer& b) {
+void array_to_device(Buffer& b, int device) {
   CallScope scope;
-  DeviceApi* dev = scope.runtime().state().device();
-  if (!dev) return;
+  RuntimeState& st = scope.runtime().state();
+  if (st.device_count() == 0) {
+    check_device_index(scope.runtime(), device, "Array::to_device");
+    return;
+  }
+  check_device_sign(device, "Array::to_device");
+  const int slot = device == -1 ? 0 : st.slot_of(device);
+  if (slot < 0) {
+    check_device_option(scope.runtime(), device, "Array::to_device");
+    throw InvalidArgument("Array::to_device: device " + std::to_string(device) + " is not one this runtime uses");
+  }
+  DeviceApi* dev = st.device_at(static_cast<std::size_t>(slot));
   const StreamHandle s = dev->stream();
   try {
     b.device_read(*dev, s);

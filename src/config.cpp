@@ -43,7 +43,17 @@ Config::Builder& Config::Builder::threads(int n) {
   return *this;
 }
 Config::Builder& Config::Builder::device(int index) {
-  c_.device_ = index;
+  c_.devices_ = {index};
+  c_.all_devices_ = false;
+  return *this;
+}
+Config::Builder& Config::Builder::devices(std::vector<int> indices) {
+  c_.devices_ = std::move(indices);
+  c_.all_devices_ = false;
+  return *this;
+}
+Config::Builder& Config::Builder::all_devices() {
+  c_.all_devices_ = true;
   return *this;
 }
 Config::Builder& Config::Builder::memory_pool_limit(MemoryLimit limit) {
@@ -117,11 +127,22 @@ Config::Builder& Config::Builder::profile(std::string path) {
 }
 
 namespace detail {
+void check_devices(const std::vector<int>& d, const char* option) {
+  std::string text;
+  for (int i : d) text += (text.empty() ? "" : ",") + std::to_string(i);
+  if (d.empty()) throw ConfigError(option, "{}", "names no device (give at least one index)");
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    if (d[i] < 0) throw ConfigError(option, text, "device indices must be >= 0");
+    for (std::size_t j = 0; j < i; ++j)
+      if (d[i] == d[j]) throw ConfigError(option, text, "names device " + std::to_string(d[i]) + " twice");
+  }
+}
+
 void validate(const Config& c) {
   if (c.threads() < 1 || c.threads() > kMaxThreads)
     throw ConfigError("threads", std::to_string(c.threads()),
                       "must be between 1 and " + std::to_string(kMaxThreads));
-  if (c.device() < 0) throw ConfigError("device", std::to_string(c.device()), "must be >= 0");
+  check_devices(c.devices(), c.devices().size() == 1 ? "device" : "devices");
   if (c.rank() < -1) throw ConfigError("rank", std::to_string(c.rank()), "must be -1 (none) or >= 0");
   const MemoryLimit lim = c.memory_pool_limit();
   if (lim.is_fraction()) {
@@ -195,7 +216,11 @@ std::string Config::to_string() const {
      << (gpu_source_ == Source::Environment ? " (VEDA_GPU)"
          : gpu_source_ == Source::Builder   ? " (config)"
                                             : "")
-     << " threads=" << threads_ << " device=" << device_
+     << " threads=" << threads_ << " device=" << devices_.front() << [&] {
+       std::string t;
+       for (int i : devices_) t += (t.empty() ? "" : ",") + std::to_string(i);
+       return all_devices_ ? std::string(" devices=all") : devices_.size() > 1 ? " devices=" + t : std::string();
+     }()
      << " memory_pool_limit=" << pool_limit_.to_string()
      << " pinned_staging=" << pinned_staging_ << " precision=" << veda::to_string(precision_)
      << " calibration=" << veda::to_string(calibration_)

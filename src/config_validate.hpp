@@ -7,4 +7,6 @@
 
 namespace veda::detail {
 void validate(const Config& c);
+// A device list: not empty, indices >= 0, none twice (ConfigError naming `option`).
+void check_devices(const std::vector<int>& devices, const char* option);
 }

@@ -78,7 +78,24 @@ Config apply_environment(const Config& base,
     c.gpu_source_ = Source::Environment;
   }
   if (auto v = get("VEDA_THREADS")) c.threads_ = parse_int_in("VEDA_THREADS", *v, 1, 4096);
-  if (auto v = get("VEDA_DEVICE")) c.device_ = parse_int_in("VEDA_DEVICE", *v, 0, 1023);
+  if (auto v = get("VEDA_DEVICE")) {
+    c.devices_ = {parse_int_in("VEDA_DEVICE", *v, 0, 1023)};
+    c.all_devices_ = false;
+  }
+  if (auto v = get("VEDA_DEVICES")) {  // "0,2" or "all"
+    if (*v == "all") {
+      c.all_devices_ = true;
+    } else {
+      c.devices_.clear();
+      c.all_devices_ = false;
+      for (std::size_t at = 0; at <= v->size();) {
+        const std::size_t comma = std::min(v->find(',', at), v->size());
+        c.devices_.push_back(parse_int_in("VEDA_DEVICES", v->substr(at, comma - at), 0, 1023));
+        at = comma + 1;
+      }
+      detail::check_devices(c.devices_, "VEDA_DEVICES");
+    }
+  }
   if (auto v = get("VEDA_LOG_LEVEL")) {
     static const std::pair<const char*, LogLevel> levels[] = {
         {"trace", LogLevel::Trace}, {"debug", LogLevel::Debug}, {"info", LogLevel::Info},

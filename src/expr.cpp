@@ -131,7 +131,7 @@ void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, 
     bufs.push_back(l.buf);
     alias |= l.buf == c.out;
   }
-  d.bytes_per_elem = static_cast<std::uint32_t>((bytes + n - 1) / n);
+  d.bytes_per_elem = bytes16((bytes + n - 1) / n);
   describe_buffers(d, bufs);
 #if VEDA_HAS_CUDA
   cuda::CudaDevice* dev = rt.gpu_usable() ? dynamic_cast<cuda::CudaDevice*>(rt.state().device()) : nullptr;

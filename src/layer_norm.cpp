@@ -46,7 +46,7 @@ void layer_norm_buffers(ScalarType type, Buffer* x, Buffer* gamma, Buffer* beta,
   CallScope scope;
   Runtime& rt = scope.runtime();
   describe_axis(d, type, {rows, cols, 1});
-  d.bytes_per_elem = static_cast<std::uint32_t>(2 * elem);
+  d.bytes_per_elem = bytes16(2 * elem);
   describe_buffers(d, {x, gamma, beta});
   run_op(
       rt, op_site<LayerNormTag>(o.name, "layer_norm", OpClass::Reduce,

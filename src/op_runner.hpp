@@ -43,6 +43,7 @@ CallDesc op_desc(std::size_t n, std::size_t elem_bytes, const Options& o) {
   d.placement = o.placement;
   d.strict = o.strict;
   d.forced_tier = parse_tier(o.tier);
+  if constexpr (requires { o.device; }) d.device = device_byte(o.device);
   return d;
 }
 

@@ -89,6 +89,7 @@ inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
   for (const Buffer* b : bufs) {
     if (!b) continue;
     const bool dev = b->valid_on_device();
+    if (dev && d.resident_device < 0) d.resident_device = device_byte(b->device());
     if (!dev) d.h2d_bytes += b->bytes();
     if (!b->valid_on_host()) d.cpu_d2h_bytes += b->bytes();
     all &= dev;

@@ -85,7 +85,7 @@ void fill_cpu(Runtime& rt, Tier tier, void* out, std::size_t n, std::size_t elem
 
 CallDesc random_desc(std::size_t n, std::size_t elem, const Options& o) {
   CallDesc d = op_desc(n, elem, o);
-  d.bytes_per_elem = static_cast<std::uint32_t>(elem);
+  d.bytes_per_elem = bytes16(elem);
   return d;
 }
 

@@ -74,7 +74,7 @@ void reduce_axis_buffers(AxisOp op, ScalarType type, Buffer* in, Buffer* out, co
   CallDesc d = op_desc(outer * len * inner, elem, o);
   describe_axis(d, type, sp);
   const bool two_passes = op == AxisOp::Var || op == AxisOp::Stddev;
-  d.bytes_per_elem = static_cast<std::uint32_t>(two_passes ? 2 * elem : elem);
+  d.bytes_per_elem = bytes16(two_passes ? 2 * elem : elem);
   describe_buffers(d, {in});
   run_op(
       rt, axis_site(op, o), d,

@@ -43,6 +43,7 @@
 #include "src/calibration.hpp"
 #include "runtime/decision_log.hpp"
 #include "runtime/fault_injection.hpp"
+#include "runtime/host_device.hpp"
 #include "runtime/history_store.hpp"
 #include "src/device_discovery.hpp"
 #include "src/profile_refresh.hpp"
@@ -125,7 +126,7 @@ Runtime& start_locked(const Config& requested) {
   // CUDA's exit handlers, so it would run after them). Handlers run in reverse
   // order of registration: one registered once the device is up runs first.
   static bool registered_after_device = false;
-  if (!registered_after_device && g_runtime->state().device()) {
+  if (!registered_after_device && g_runtime->state().device_count() > 0) {
     registered_after_device = true;
     std::atexit(shutdown_at_exit);
   }
@@ -219,14 +220,14 @@ RuntimeState::RuntimeState(const Config& c)
 #if VEDA_HAS_CUDA
   if (gpu.usable) {
     try {
-      device_ = std::make_unique<cuda::CudaDevice>(
-          gpu.devices[static_cast<std::size_t>(gpu.selected)], config,
-          [exec = cpu_executor.get()](void* d, const void* s, std::size_t n) { exec->copy(d, s, n); });
+      add_cuda_devices();
     } catch (const Error& e) {
+      devices_.clear();
       gpu.usable = false;
       gpu.why = GpuUnavailable::DiscoveryFailed;
       gpu.reason = std::string("could not set up the device: ") + e.what();
       gpu.selected = -1;
+      gpu.in_use.clear();
     }
   }
 #endif
@@ -234,7 +235,7 @@ RuntimeState::RuntimeState(const Config& c)
     log().info("GPU {}: {}", gpu.selected, gpu.reason);
   else
     log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
-  set_profile(obtain_profile(config, cpu, gpu, *cpu_executor, device_.get()));
+  set_profile(obtain_profile(config, cpu, gpu, *cpu_executor, device_at(0)));
   log().debug("machine profile from {}", profile().source);
   if (profile().provisional && config.profile().empty() && config.calibration() != CalibrationMode::Off)
     refresh = std::make_unique<ProfileRefresh>(*this, ProfileRefresh::policy());
@@ -242,7 +243,7 @@ RuntimeState::RuntimeState(const Config& c)
     history = std::make_unique<HistoryStore>(profile_cache_dir() + "/history-" + profile().key() + ".json");
   if (config.telemetry()) {  // after calibration: its work is not the program's
     telemetry = std::make_unique<Telemetry>();
-    if (device_) device_->telemetry = telemetry.get();
+    for (auto& d : devices_) d->telemetry = telemetry.get();
     workers.set_listener(telemetry.get());
   }
   // Also after calibration: its allocations, copies and decisions are not the program's.
@@ -252,7 +253,64 @@ RuntimeState::RuntimeState(const Config& c)
     faults = std::make_unique<FaultInjector>(parse_fault_plan(config.faults(), "faults"));
     set_fault_injector(faults.get());
   }
+  if (const char* n = std::getenv("VEDA_EMULATE_DEVICES"); n && *n) install_devices(emulated_devices(n));
   invalidate_settled_plans();  // last: plans made before now belong to another runtime or to calibration
+}
+
+#if VEDA_HAS_CUDA
+// One CudaDevice per GPU of Config::devices() that exists (the first is
+// Config::device(), which discovery checked); the others are skipped with a
+// warning, as a missing Config::device() leaves veda on the CPU.
+void RuntimeState::add_cuda_devices() {
+  auto host_copy = [exec = cpu_executor.get()](void* d, const void* s, std::size_t n) { exec->copy(d, s, n); };
+  std::vector<int> wanted = config.devices();
+  if (config.all_devices()) {
+    wanted = {gpu.selected};
+    for (const GpuDeviceInfo& d : gpu.devices)
+      if (d.index != gpu.selected) wanted.push_back(d.index);
+  }
+  gpu.in_use.clear();
+  for (int index : wanted) {
+    if (index < 0 || static_cast<std::size_t>(index) >= gpu.devices.size()) {
+      log().warn("Config::devices: GPU {} does not exist ({} found); veda does not use it", index, gpu.devices.size());
+      continue;
+    }
+    devices_.push_back(
+        std::make_unique<cuda::CudaDevice>(gpu.devices[static_cast<std::size_t>(index)], config, host_copy));
+    gpu.in_use.push_back(index);
+  }
+  devices_.front()->make_current();  // each constructor made its own device current
+}
+#endif
+
+// VEDA_EMULATE_DEVICES=N (tests): N host-emulated devices with asynchronous
+// streams, so that the data layer's multi-device paths run without GPUs.
+std::vector<std::unique_ptr<DeviceApi>> RuntimeState::emulated_devices(const char* text) {
+  char* end = nullptr;
+  const long n = std::strtol(text, &end, 10);
+  if (*end != '\0' || n < 1 || n > 16)
+    throw ConfigError("VEDA_EMULATE_DEVICES", text, "must be a number of devices from 1 to 16");
+  std::vector<std::unique_ptr<DeviceApi>> out;
+  for (long i = 0; i < n; ++i) {
+    auto d = HostDevice::async(50, static_cast<std::uint64_t>(i) + 1);
+    d->set_index(static_cast<int>(i));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+int RuntimeState::slot_of(int index) const noexcept {
+  for (std::size_t i = 0; i < devices_.size(); ++i)
+    if (devices_[i]->index() == index) return static_cast<int>(i);
+  return -1;
+}
+
+void RuntimeState::evict_devices_locked() noexcept {
+  for (auto& d : devices_) {
+    d->telemetry = nullptr;
+    d->evict_all();  // arrays keep their data on the host
+  }
+  devices_.clear();
 }
 
 RuntimeState::~RuntimeState() {
@@ -265,11 +323,7 @@ RuntimeState::~RuntimeState() {
   write_trace_if_asked();
   {
     std::unique_lock life(device_lifetime());  // Arrays being destroyed finish first
-    if (device_) {
-      device_->telemetry = nullptr;
-      device_->evict_all();  // arrays keep their data on the host
-    }
-    device_.reset();
+    evict_devices_locked();
   }
   // Workers report to the telemetry until the executor has gone.
   cpu_executor.reset();
@@ -283,18 +337,24 @@ void RuntimeState::set_profile(MachineProfile p) {
 }
 
 void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
+  std::vector<std::unique_ptr<DeviceApi>> one;
+  if (d) one.push_back(std::move(d));
+  install_devices(std::move(one));
+}
+
+void RuntimeState::install_devices(std::vector<std::unique_ptr<DeviceApi>> d) {
   std::unique_lock life(device_lifetime());
-  if (device_) {
-    device_->telemetry = nullptr;
-    device_->evict_all();
-  }
-  device_ = std::move(d);
-  if (device_) device_->telemetry = telemetry.get();
+  evict_devices_locked();
+  devices_ = std::move(d);
+  bool real_gpu = !devices_.empty();
+  for (auto& dev : devices_) {
+    dev->telemetry = telemetry.get();
 #if VEDA_HAS_CUDA
-  const bool real_gpu = dynamic_cast<cuda::CudaDevice*>(device_.get()) != nullptr;
+    real_gpu &= dynamic_cast<cuda::CudaDevice*>(dev.get()) != nullptr;
 #else
-  const bool real_gpu = false;
+    real_gpu = false;
 #endif
+  }
   // GPU tiers launch CUDA kernels: with an emulated device in place they are
   // not candidates, exactly as on a machine without a GPU.
   if (!real_gpu && gpu.usable) {
@@ -308,13 +368,13 @@ void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {
 void RuntimeState::write_trace_if_asked() noexcept {
   if (!telemetry || config.trace().empty()) return;
   try {
-    if (device_) device_->flush_trace();
+    for (auto& d : devices_) d->flush_trace();
     // A regular file only (a FIFO would block shutdown), never through a
     // symbolic link; every write and the close checked (a full disk).
     FileWriter out;
     std::string why;
     if (!out.open(config.trace(), why)) throw std::runtime_error(why);
-    if (!out.write(trace_json(*telemetry, device_ ? device_->name() : std::string(), config.rank())) || !out.close())
+    if (!out.write(trace_json(*telemetry, devices_.empty() ? std::string() : devices_.front()->name(), config.rank())) || !out.close())
       throw std::runtime_error(out.error());
     log().info("trace written to {}", config.trace());
   } catch (const std::exception& e) {
@@ -338,27 +398,28 @@ MemoryStats Runtime::memory_stats() const {
   if (state_->faults)
     for (std::size_t k = 0; k < detail::kFaultKinds; ++k)
       m.faults_injected += state_->faults->injected(static_cast<detail::FaultKind>(k));
-  detail::DeviceApi* dev = state_->device();
-  if (!dev) return m;
-  const auto p = dev->pool().stats();
-  const auto info = dev->memory_info();
-  DeviceMemoryStats d;
-  d.device = dev->index();
-  d.used = p.bytes_in_use;
-  d.cached = p.bytes_cached;
-  d.free = info.free;
-  d.total = info.total;
-  d.peak = p.peak_in_use;
-  d.limit = p.limit;
-  d.largest_free_block = p.largest_free_block;
-  d.allocations = p.allocations;
-  d.cache_hits = p.cache_hits;
-  d.hit_rate = p.hit_rate();
-  d.oom_retries = p.oom_retries;
-  d.oom_failures = p.oom_failures;
-  m.devices.push_back(d);
-  m.pinned_staging_in_use = dev->staging_in_use();
-  m.pinned_staging_total = dev->staging_total();
+  for (std::size_t slot = 0; slot < state_->device_count(); ++slot) {
+    detail::DeviceApi* dev = state_->device_at(slot);
+    const auto p = dev->pool().stats();
+    const auto info = dev->memory_info();
+    DeviceMemoryStats d;
+    d.device = dev->index();
+    d.used = p.bytes_in_use;
+    d.cached = p.bytes_cached;
+    d.free = info.free;
+    d.total = info.total;
+    d.peak = p.peak_in_use;
+    d.limit = p.limit;
+    d.largest_free_block = p.largest_free_block;
+    d.allocations = p.allocations;
+    d.cache_hits = p.cache_hits;
+    d.hit_rate = p.hit_rate();
+    d.oom_retries = p.oom_retries;
+    d.oom_failures = p.oom_failures;
+    m.devices.push_back(d);
+    m.pinned_staging_in_use += dev->staging_in_use();
+    m.pinned_staging_total += dev->staging_total();
+  }
   return m;
 }
 
@@ -367,8 +428,8 @@ std::uint64_t Runtime::device_launches() const noexcept {
 }
 
 std::size_t Runtime::empty_cache() {
-  detail::DeviceApi* dev = state_->device();
-  const std::size_t freed = dev ? dev->pool().trim() : 0;
+  std::size_t freed = 0;
+  for (std::size_t slot = 0; slot < state_->device_count(); ++slot) freed += state_->device_at(slot)->pool().trim();
   if (freed) detail::log().info("empty_cache: released {:.1f} MiB of cached device memory", freed / 1048576.0);
   return freed;
 }
@@ -430,7 +491,11 @@ void init() { init(Config::builder().build()); }
 void synchronize() {
   if (!is_running()) return;  // nothing can be queued
   detail::CallScope scope;
-  if (auto* dev = scope.runtime().state().device()) dev->synchronize(dev->stream());
+  detail::RuntimeState& st = scope.runtime().state();
+  for (std::size_t slot = 0; slot < st.device_count(); ++slot) {
+    detail::DeviceApi* dev = st.device_at(slot);
+    dev->synchronize(dev->stream());
+  }
 }
 
 void shutdown() {

@@ -40,7 +40,7 @@ void softmax_buffers(ScalarType type, Buffer* in, Buffer* out, const Shape& shap
   CallScope scope;
   Runtime& rt = scope.runtime();
   describe_axis(d, type, sp);
-  d.bytes_per_elem = static_cast<std::uint32_t>(2 * elem);
+  d.bytes_per_elem = bytes16(2 * elem);
   describe_buffers(d, {in});
   run_op(
       rt, softmax_site(log, o), d,

@@ -35,10 +35,10 @@ Snapshot snapshot() {
   with_state([&](detail::RuntimeState& st) {
     if (!st.telemetry) return;
     std::uint64_t hits = 0, misses = 0;
-    if (detail::DeviceApi* dev = st.device()) {
-      const auto p = dev->pool().stats();
-      misses = p.upstream_allocations;
-      hits = p.allocations > misses ? p.allocations - misses : 0;
+    for (std::size_t slot = 0; slot < st.device_count(); ++slot) {
+      const auto p = st.device_at(slot)->pool().stats();
+      misses += p.upstream_allocations;
+      hits += p.allocations > p.upstream_allocations ? p.allocations - p.upstream_allocations : 0;
     }
     s = st.telemetry->snapshot(hits, misses);
     s.rank = st.config.rank();
@@ -61,9 +61,9 @@ std::string chrome_trace() {
   std::string out = R"({"traceEvents":[],"displayTimeUnit":"ms"})";
   with_state([&](detail::RuntimeState& st) {
     if (!st.telemetry) return;
-    detail::DeviceApi* dev = st.device();
-    if (dev) dev->flush_trace();
-    out = detail::trace_json(*st.telemetry, dev ? dev->name() : std::string(), st.config.rank());
+    for (std::size_t slot = 0; slot < st.device_count(); ++slot) st.device_at(slot)->flush_trace();
+    detail::DeviceApi* first = st.device_at(0);
+    out = detail::trace_json(*st.telemetry, first ? first->name() : std::string(), st.config.rank());
   });
   return out;
 }

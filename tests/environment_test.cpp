@@ -63,6 +63,13 @@ TEST_CASE("VEDA_THREADS and VEDA_DEVICE") {
   for (const char* bad : {"-1", "x", "1e3"}) expect_error("VEDA_DEVICE", bad);
 }
 
+TEST_CASE("VEDA_DEVICES: a comma-separated list, or all") {
+  CHECK(apply({{"VEDA_DEVICES", "0,2"}}).devices() == std::vector<int>{0, 2});
+  CHECK(apply({{"VEDA_DEVICES", "3"}}).device() == 3);
+  CHECK(apply({{"VEDA_DEVICES", "all"}}).all_devices());
+  for (const char* bad : {"1,1", "0,", ",0", "0;1", "-1", "x"}) expect_error("VEDA_DEVICES", bad);
+}
+
 TEST_CASE("VEDA_LOG_LEVEL") {
   CHECK(apply({{"VEDA_LOG_LEVEL", "debug"}}).log_level() == veda::LogLevel::Debug);
   CHECK(apply({{"VEDA_LOG_LEVEL", "WARNING"}}).log_level() == veda::LogLevel::Warn);

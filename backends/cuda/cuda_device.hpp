@@ -82,7 +82,7 @@ class CudaDevice final : public DeviceApi {
   StreamHandle pipeline_stream(std::size_t i) const noexcept { return pipeline_[i % pipeline_.size()]; }
   void host_copy(void* dst, const void* src, std::size_t bytes) const { host_copy_(dst, src, bytes); }
   const GpuDeviceInfo& info() const noexcept { return info_; }
-  void make_current() const;
+  void make_current() const override;
 
  private:
   GpuDeviceInfo info_;

@@ -77,7 +77,7 @@ class VectorStorage<bool> final : public HostStorage {
   std::unique_ptr<bool[]> v_;
 };
 
-void array_to_device(Buffer& b);  // no-op without a usable device
+void array_to_device(Buffer& b, int device);  // no-op without a usable device
 void array_release_device(Buffer& b);
 [[noreturn]] void throw_index(std::size_t i, std::size_t n);
 [[noreturn]] void throw_shape(const std::string& what, const Shape& from, const Shape& to);
@@ -197,13 +197,18 @@ class Array {
   }
 
   bool valid_on_host() const { return !buf_ || buf_->valid_on_host(); }
-  bool valid_on_device() const { return buf_ && buf_->valid_on_device(); }
+  bool valid_on_device() const { return buf_ && buf_->valid_on_device(); }  // on any device
+  bool valid_on_device(int device) const { return buf_ && buf_->valid_on_device(device); }
+  // The index of a device holding a valid copy (the first placed), -1 if none.
+  int device() const { return buf_ ? buf_->device() : -1; }
   bool pinned_host() const noexcept { return buf_ && buf_->host_pinned(); }
 
-  // Explicit placement hints: copy to the runtime's device now (no-op without
-  // a usable GPU), or make the host copy valid and free the device copy.
-  void to_device() {
-    if (buf_ && size()) detail::array_to_device(*buf_);
+  // Explicit placement hints: copy to the runtime's first device, or to
+  // device `device` (one the runtime uses: InvalidArgument otherwise), now
+  // (no-op without a usable GPU); or make the host copy valid and free every
+  // device copy.
+  void to_device(int device = -1) {
+    if (buf_ && size()) detail::array_to_device(*buf_, device);
   }
   void to_host() {
     if (buf_) detail::array_release_device(*buf_);

@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace veda {
@@ -84,7 +85,11 @@ class Config {
   bool gpu() const noexcept { return gpu_; }
   Source gpu_source() const noexcept { return gpu_source_; }
   int threads() const noexcept { return threads_; }
-  int device() const noexcept { return device_; }
+  // The GPU veda uses first (its profile is the one calibrated).
+  int device() const noexcept { return devices_.front(); }
+  // Every GPU veda uses, device() first; with all_devices(), every GPU found.
+  const std::vector<int>& devices() const noexcept { return devices_; }
+  bool all_devices() const noexcept { return all_devices_; }
   MemoryLimit memory_pool_limit() const noexcept { return pool_limit_; }
   std::size_t pinned_staging() const noexcept { return pinned_staging_; }
   Precision precision() const noexcept { return precision_; }
@@ -125,7 +130,8 @@ class Config {
   bool gpu_ = true;
   Source gpu_source_ = Source::Default;
   int threads_ = 1;
-  int device_ = 0;
+  std::vector<int> devices_{0};
+  bool all_devices_ = false;
   MemoryLimit pool_limit_ = MemoryLimit::fraction(0.9);
   std::size_t pinned_staging_ = std::size_t{64} << 20;
   Precision precision_ = Precision::Strict;
@@ -147,7 +153,12 @@ class Config::Builder {
   // 1 to 4096; the runtime caps it at the hardware threads available (with a
   // warning) unless profile() models another machine.
   Builder& threads(int n);
-  Builder& device(int index);
+  Builder& device(int index);  // one GPU: devices({index})
+  // Several GPUs of this node, the first used first (calibrated; calls
+  // placed on no particular one start there). Each gets its own memory
+  // pool, streams and staging; Arrays move between them as calls need.
+  Builder& devices(std::vector<int> indices);
+  Builder& all_devices();  // every GPU found, device() first
   // A bool is neither a byte count nor a fraction (true would be 1 byte).
   Builder& memory_pool_limit(bool) = delete;
   template <std::integral I>

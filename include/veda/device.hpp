@@ -62,7 +62,8 @@ struct GpuStatus {
   std::string reason;          // human-readable, e.g. "no NVIDIA driver (libcuda.so.1 not found)"
   int runtime_version = 0;     // CUDA runtime, 1000*major + 10*minor; 0 without the backend
   int driver_version = 0;      // 0 when there is no driver
-  int selected = -1;           // device index veda uses, -1 when none
+  int selected = -1;           // device index veda uses first (Config::device()), -1 when none
+  std::vector<int> in_use;     // every device veda uses (Config::devices()), `selected` first
   std::vector<GpuDeviceInfo> devices;  // every device found, usable or not
 };
 

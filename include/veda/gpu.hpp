@@ -71,7 +71,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   CallDesc d;
   d.n = n;
   d.type_key = &type_tag<Key, R, A...>;
-  d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(R) + (0 + ... + (is_range_v<A> ? sizeof(elem_t<A>) : 0)));
+  d.bytes_per_elem = detail::bytes16(sizeof(R) + (0 + ... + (is_range_v<A> ? sizeof(elem_t<A>) : 0)));
   bool all_dev = true, all_pinned = true, ranges = false;
   auto visit = [&](const auto& x) {
     using X = std::remove_cvref_t<decltype(x)>;
@@ -83,6 +83,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
         on_dev = x.valid_on_device();
         on_host = x.valid_on_host();
         pinned = x.pinned_host();
+        if (on_dev && d.resident_device < 0) d.resident_device = device_byte(x.device());
       }
       if (!on_dev) d.h2d_bytes += bytes;
       if (!on_host) d.cpu_d2h_bytes += bytes;
@@ -99,6 +100,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   d.nvcc_site = VEDA_GPU_SITE;
   d.placement = o.placement;
   d.strict = o.strict;
+  d.device = device_byte(o.device);
   return d;
 }
 

@@ -146,6 +146,7 @@ class GpuKernel {
         if constexpr (detail::is_array_v<X>) {
           on_dev = x.valid_on_device();
           on_host = x.valid_on_host();
+          if (on_dev && d.resident_device < 0) d.resident_device = detail::device_byte(x.device());
         } else if (out) {
           d.d2h_bytes += b;  // host results come back
         }
@@ -156,13 +157,14 @@ class GpuKernel {
       }
     };
     (visit(a, detail::mutable_range_v<A>), ...);
-    d.bytes_per_elem = static_cast<std::uint32_t>(bytes);
+    d.bytes_per_elem = detail::bytes16(bytes);
     d.all_on_device = ranges && all_dev;
     d.gpu_capable = kHasCuda;
     d.nvcc_site = true;  // the CUDA side needs no nvcc here
     d.placement = opt_.placement;
     d.strict = opt_.strict;
     d.forced_tier = forced_;
+    d.device = detail::device_byte(opt_.device);
     return d;
   }
 

@@ -68,6 +68,7 @@ struct MatmulOptions {
   std::string tier;  // force a named tier: tests, benchmarks, debugging
   double alpha = 1;  // C = alpha op(A) op(B) + beta C
   double beta = 0;
+  int device = -1;  // a GPU tier runs on this device (one the runtime uses); -1: veda picks
 };
 
 template <class T>

@@ -114,7 +114,7 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
   CallDesc d;
   d.n = b.size();
   d.type_key = &type_tag<F, U...>;
-  d.bytes_per_elem = static_cast<std::uint32_t>(
+  d.bytes_per_elem = detail::bytes16(
       std::max<std::size_t>(1, (0 + ... + (sizeof(typename U::value_type) * (U::access == Access::ReadWrite ? 2 : 1)))));
   d.ndims = static_cast<std::uint8_t>(N);
   for (std::size_t k = 0; k < N; ++k) d.dims[k] = b.hi[k] - b.lo[k];
@@ -123,8 +123,10 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
     const auto& a = *use.array;
     if (!a.valid_on_device()) d.h2d_bytes += a.bytes();
     if (!a.valid_on_host()) d.cpu_d2h_bytes += a.bytes();
-    d.any_on_device |= a.valid_on_device();
-    all_dev &= a.valid_on_device();
+    const bool on_dev = a.valid_on_device();
+    d.any_on_device |= on_dev;
+    all_dev &= on_dev;
+    if (on_dev && d.resident_device < 0) d.resident_device = device_byte(a.device());
     all_pinned &= a.pinned_host();
   };
   (visit(u), ...);
@@ -132,6 +134,7 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
   d.host_pinned = sizeof...(U) > 0 && all_pinned;
   d.gpu_capable = VEDA_GPU_SITE && device_callable_v<F>;
   d.nvcc_site = VEDA_GPU_SITE;
+  d.device = device_byte(o.device);
   d.placement = o.placement;
   d.strict = o.strict;
   d.forced_tier = parse_tier(o.tier);

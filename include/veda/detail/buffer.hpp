@@ -1,15 +1,19 @@
 // Buffer: type-erased bytes with tracked residency, behind veda::Array.
 //
-// A Buffer has a host copy and at most one device copy, each valid or stale
-// (MSI style): reading one side copies in only if that side is stale; writing
-// one side makes the other stale. Device work queued on a buffer is recorded
-// as one event per stream that used it (concurrent readers on two streams
-// leave two), and the copy-in that makes the device copy valid is recorded
-// too: work on another stream, a host write, a copy back and freeing the
-// device memory wait for all of them. Zero-length buffers never touch a device.
+// A Buffer has a host copy and at most one copy per device, each valid or
+// stale (MSI style): reading one side copies in only if that side is stale;
+// writing one side makes every other copy stale. A device copy that another
+// device made stale is freed at once (its memory is of no use until the data
+// is rewritten there); copies between devices go through the host. Device
+// work queued on a copy is recorded as one event per stream that used it
+// (concurrent readers on two streams leave two), and the copy-in that makes
+// the copy valid is recorded too: work on another stream of that device, a
+// host write, a copy back and freeing the memory wait for all of them.
+// Zero-length buffers never touch a device.
 //
 // Thread-safety: member functions lock the buffer; the pointers they return
-// follow the usual rules (no concurrent writes to the same bytes).
+// follow the usual rules (no concurrent writes to the same bytes). Readers on
+// two devices at once each get their own copy.
 #pragma once
 
 #include <cstddef>
@@ -52,8 +56,9 @@ class Buffer {
   // checks only: reading or writing it goes through host_read()/host_write().
   const void* host_address() const noexcept { return host_->data; }
   bool valid_on_host() const;
-  bool valid_on_device() const;
-  int device() const;  // index of the device holding a copy, -1 if none
+  bool valid_on_device() const;             // on any device
+  bool valid_on_device(int index) const;    // on the device with this index
+  int device() const;  // index of a device holding a valid copy (the first placed), -1 if none
 
   // Host side. host_read() copies back if the host copy is stale; host_write()
   // also waits for device work in flight and marks the device copy stale.
@@ -63,48 +68,59 @@ class Buffer {
   // bringing the host copy up to date first.
   void* host_overwrite();
 
-  // Device side, on stream `s` of `dev`. device_read() copies in if the device
-  // copy is stale. device_write() makes the host copy stale; with
-  // keep_contents it first brings the device copy up to date (a
+  // Device side, on stream `s` of `dev`. device_read() copies in if dev's
+  // copy is stale (through the host when another device holds the data).
+  // device_write() makes the host copy and other devices' copies stale; with
+  // keep_contents it first brings dev's copy up to date (a
   // read-modify-write), without it the old contents may be discarded.
   // Both throw veda::OutOfMemory when the device pool cannot provide memory,
-  // leaving the buffer as it was.
+  // leaving the buffer's contents as they were.
   const void* device_read(DeviceApi& dev, StreamHandle s);
   void* device_write(DeviceApi& dev, StreamHandle s, bool keep_contents);
-  // Call after queuing work that uses the device copy on `s`.
+  // Call after queuing work that uses a device copy on `s` (a stream of the
+  // device whose copy device_read/device_write returned).
   void device_done(StreamHandle s);
 
-  // Makes the host copy valid and frees the device copy.
+  // Makes the host copy valid and frees every device copy.
   void evict_to_host();
-  // Same, for DeviceApi::evict_all, which holds its tracking lock.
-  void evict_to_host_untracked();
-  // For evict_all when the copy back failed (a broken device): forgets the
-  // device copy. If it held the only valid data, the buffer is lost: every
-  // later access throws veda::DeviceError instead of returning stale bytes.
-  void drop_device_untracked() noexcept;
+  // For DeviceApi::evict_all, which holds dev's tracking lock: makes the host
+  // copy valid and frees dev's copy.
+  void evict_from_untracked(DeviceApi& dev);
+  // For evict_all when the copy back failed (a broken device): forgets dev's
+  // copy. If it held the only valid data, the buffer is lost: every later
+  // access throws veda::DeviceError instead of returning stale bytes.
+  void drop_device_untracked(DeviceApi& dev) noexcept;
 
  private:
-  void ensure_device(DeviceApi& dev, StreamHandle s);
+  struct DeviceCopy {
+    DeviceApi* dev = nullptr;
+    void* ptr = nullptr;
+    bool valid = false;
+    StreamHandle last_stream = nullptr;                          // the stream that used it last
+    std::vector<StreamHandle> streams;                           // every stream it was handed to
+    std::vector<std::pair<StreamHandle, EventHandle>> inflight;  // per stream: its last use
+  };
+
+  DeviceCopy* copy_on_locked(const DeviceApi& dev) noexcept;
+  DeviceCopy& ensure_copy_locked(DeviceApi& dev, StreamHandle s);
   void track_before_placing(DeviceApi& dev);
   void pull_to_host_locked();
-  void wait_inflight_locked();
-  void free_device_locked();
+  void drop_other_copies_locked(const DeviceApi& keep) noexcept;
+  static void release_copy(DeviceCopy& c) noexcept;
   void throw_if_lost_locked() const;
-  void wait_other_streams_locked(DeviceApi& dev, StreamHandle s);
-  void copy_in_locked(DeviceApi& dev, StreamHandle s);
-  void note_work_locked(DeviceApi& dev, StreamHandle s) noexcept;
+  bool any_device_valid_locked() const noexcept;
+  void copy_in_locked(DeviceCopy& c, StreamHandle s);
+  static void wait_inflight(DeviceCopy& c);
+  static void wait_other_streams(DeviceCopy& c, StreamHandle s);
+  static void note_work(DeviceCopy& c, StreamHandle s) noexcept;
 
   mutable std::mutex mu_;
   std::unique_ptr<HostStorage> host_;
   std::size_t bytes_;
   bool host_valid_ = true;
-  bool device_valid_ = false;
   bool lost_ = false;
-  DeviceApi* dev_ = nullptr;
-  DeviceApi* tracked_by_ = nullptr;  // the device whose evict_all() knows this buffer
-  void* dptr_ = nullptr;
-  StreamHandle last_stream_ = nullptr;                      // the stream that used it last
-  std::vector<std::pair<StreamHandle, EventHandle>> inflight_;  // per stream: its last use
+  std::vector<DeviceCopy> copies_;      // at most one per device, in the order placed
+  std::vector<DeviceApi*> tracked_by_;  // the devices whose evict_all() knows this buffer
 };
 
 }  // namespace veda::detail

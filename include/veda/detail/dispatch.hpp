@@ -54,6 +54,15 @@ enum class OpClass : std::uint8_t { Map, Kernel, Reduce, Scan, Sort, Transpose, 
 Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
                const CostHint& hint);
 
+// CallDesc::bytes_per_elem: beyond 64 KiB per element the exact figure no
+// longer changes a decision.
+constexpr std::uint16_t bytes16(std::size_t b) noexcept {
+  return static_cast<std::uint16_t>(b < 0xffff ? b : 0xffff);
+}
+
+// A device index as CallDesc keeps it (indices past 127 saturate: no node has them).
+constexpr std::int8_t device_byte(int i) noexcept { return static_cast<std::int8_t>(i < -1 ? -1 : i > 127 ? 127 : i); }
+
 // Built on every call: kept within 80 bytes (static_assert below), since
 // compilers zero larger objects with `rep stos`, which is slow to start on
 // AMD and was a fifth of a settled call's cost.
@@ -65,7 +74,9 @@ struct CallDesc {
   std::size_t cpu_d2h_bytes = 0;    // on the CPU: operand bytes valid only on the device
   // Ops (matmul, sort, scan, transpose): the shape the cost model needs.
   std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose, spmv: rows, cols
-  std::uint32_t bytes_per_elem = 0; // read + written per element
+  std::uint16_t bytes_per_elem = 0; // read + written per element (bytes16: saturated)
+  std::int8_t device = -1;          // the device the call asks for (its options), -1: any
+  std::int8_t resident_device = -1; // a device holding an operand's valid copy, -1: none
   std::uint32_t exclude_tiers = 0;  // tier_bit()s of the site's tiers this call may not use
   float gpu_setup_us = 0;           // the cuda tier's one-off cost (compiling a generated kernel)
   std::uint8_t elem_bytes = 0;      // element (key) size
@@ -88,7 +99,7 @@ static_assert(kTierCount < 32, "CallDesc::forced_tier holds a tier in 5 bits");
 // veda::InvalidArgument naming the unknown tier.
 Tier parse_tier(std::string_view name);
 
-// A call's `device` option: it must name the runtime's device (InvalidArgument otherwise).
+// A call's `device` option: it must name one of the runtime's devices (InvalidArgument otherwise).
 void check_device_option(Runtime& rt, int device, const std::string& name);
 // The whole `device` option check, for every call that takes one: -1 (the
 // runtime's device) passes; below -1 is InvalidArgument; with a usable GPU,

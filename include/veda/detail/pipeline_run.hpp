@@ -111,6 +111,7 @@ class Runner {
       if constexpr (!std::is_void_v<typename Feed::ArrayOf>) {
         if (feed.array) {
           on_dev = feed.array->valid_on_device();
+          if (on_dev) d.resident_device = device_byte(feed.array->device());
           on_host = feed.array->valid_on_host();
         }
       }
@@ -122,14 +123,14 @@ class Runner {
       using VOut = value_at_t<V0, Stages, seg.g1>;
       tiers |= tier_bit(Tier::Cuda) | (streamable<I, E, seg, Feed>() ? tier_bit(Tier::CudaStreamed) : 0) |
                (coexec_able<I, E, seg, Feed>() ? tier_bit(Tier::CoExec) : 0);
-      d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(VIn) + sizeof(VOut));
+      d.bytes_per_elem = bytes16(sizeof(VIn) + sizeof(VOut));
       const bool input_on_device = seg.g0 == I && (feed_traits<Feed>::index || on_dev);
       d.h2d_bytes = input_on_device ? 0 : count * sizeof(VIn);
       d.d2h_bytes = seg.g1 == E && E == N && Term::device_ok && Term::kind != TermKind::Collect ? 0 : count * sizeof(VOut);
       d.any_on_device = d.all_on_device = input_on_device && count > 0;
       d.gpu_capable = d.nvcc_site = true;
     } else {
-      d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(typename Feed::value_type) +
+      d.bytes_per_elem = bytes16(sizeof(typename Feed::value_type) +
                                                     sizeof(value_at_t<V0, Stages, E>));
       d.nvcc_site = VEDA_GPU_SITE;
       if (d.placement == Placement::Gpu) d.placement = Placement::Auto;  // nothing here can use it

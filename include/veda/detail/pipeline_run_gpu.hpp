@@ -111,7 +111,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     CallDesc d;
     d.n = r.hi - r.lo;
     d.type_key = &type_tag<Tag, std::integral_constant<std::size_t, I>, T>;
-    d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(typename Feed::value_type) + sizeof(T));
+    d.bytes_per_elem = bytes16(sizeof(typename Feed::value_type) + sizeof(T));
     d.placement = self.placement_ == Placement::Gpu ? Placement::Auto : self.placement_;
     const Plan p = begin_call(self.rt_, pipeline_site<SiteTag<Tag, 3 * static_cast<int>(I) + 1>>(self.name_, kCpuTiers), d);
     auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {
@@ -132,7 +132,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     CallDesc d;
     d.n = in.size();
     d.type_key = &type_tag<Tag, std::integral_constant<std::size_t, K>, T>;
-    d.bytes_per_elem = static_cast<std::uint32_t>(sizeof(T) + sizeof(value_at_t<V0, Stages, E>));
+    d.bytes_per_elem = bytes16(sizeof(T) + sizeof(value_at_t<V0, Stages, E>));
     d.placement = self.placement_ == Placement::Gpu ? Placement::Auto : self.placement_;
     const Plan p = begin_call(self.rt_, pipeline_site<SiteTag<Tag, 3 * static_cast<int>(I) + 2>>(self.name_, kCpuTiers), d);
     auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {

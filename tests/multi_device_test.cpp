@@ -1,0 +1,234 @@
+// Contract: several devices in one runtime (Config::devices, and
+// VEDA_EMULATE_DEVICES=N in tests). Each device has its own pool and
+// streams; an Array keeps at most one copy per device, a read on another
+// device copies the data there (through the host), a write on one device
+// frees the others' stale copies, readers on two devices each get their own
+// copy, a device out of memory leaves the data where it was, and shutdown
+// brings data home from every device. Which device a GPU call runs on: the
+// one it asks for, else where its data is, else the least used.
+//
+// ctest runs this with VEDA_EMULATE_DEVICES=3: three asynchronous
+// host-emulated devices (random delays on their streams), so a missing wait
+// gives wrong sums here as it would on GPUs.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/host_device.hpp"
+#include "runtime/placement.hpp"
+#include "runtime/runtime_state.hpp"
+#include "veda/array.hpp"
+#include "veda/config.hpp"
+#include "veda/error.hpp"
+#include "veda/memory_stats.hpp"
+#include "veda/runtime.hpp"
+
+using veda::Array;
+using veda::detail::HostDevice;
+using veda::detail::RuntimeState;
+
+namespace {
+struct Running {
+  Running() { veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build()); }
+  ~Running() { veda::shutdown(); }
+  RuntimeState& st() { return veda::get_runtime().state(); }
+  HostDevice& dev(std::size_t slot) { return dynamic_cast<HostDevice&>(*st().device_at(slot)); }
+};
+
+// A "kernel" on device `d` that sums the device copy of `a` (read there).
+std::int64_t sum_on(HostDevice& d, Array<int>& a) {
+  void* s = d.stream();
+  const int* p = static_cast<const int*>(a.buffer()->device_read(d, s));
+  auto out = std::make_shared<std::int64_t>(-1);
+  const std::size_t n = a.size();
+  d.launch(s, [=] {
+    std::int64_t t = 0;
+    for (std::size_t i = 0; i < n; ++i) t += p[i];
+    *out = t;
+  });
+  a.buffer()->device_done(s);
+  d.synchronize(s);
+  return *out;
+}
+
+// A "kernel" on device `d` that overwrites a with v (keep: a read-modify-write adding v).
+void write_on(HostDevice& d, Array<int>& a, int v, bool keep = false) {
+  void* s = d.stream();
+  int* p = static_cast<int*>(a.buffer()->device_write(d, s, keep));
+  const std::size_t n = a.size();
+  d.launch(s, [=] {
+    for (std::size_t i = 0; i < n; ++i) p[i] = keep ? p[i] + v : v;
+  });
+  a.buffer()->device_done(s);
+}
+}  // namespace
+
+TEST_CASE("VEDA_EMULATE_DEVICES gives the runtime that many devices, each with its own pool") {
+  Running r;
+  REQUIRE(r.st().device_count() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(r.st().device_at(i)->index() == static_cast<int>(i));
+  CHECK(r.st().slot_of(2) == 2);
+  CHECK(r.st().slot_of(3) == -1);
+  CHECK_FALSE(veda::get_runtime().gpu().usable);  // emulated: no GPU tier is a candidate
+
+  Array<int> a(1000), b(10);
+  a.to_device(1);
+  b.to_device();  // the first device
+  CHECK(a.valid_on_device(1));
+  CHECK_FALSE(a.valid_on_device(0));
+  CHECK(a.device() == 1);
+  CHECK(b.device() == 0);
+  const veda::MemoryStats m = veda::get_runtime().memory_stats();
+  REQUIRE(m.devices.size() == 3);
+  CHECK(m.devices[0].used > 0);
+  CHECK(m.devices[1].used >= 1000 * sizeof(int));
+  CHECK(m.devices[2].used == 0);
+}
+
+TEST_CASE("a read on another device copies the data there through the host, once") {
+  Running r;
+  HostDevice& d0 = r.dev(0);
+  HostDevice& d2 = r.dev(2);
+  for (std::size_t n : {std::size_t{1}, std::size_t{97}, std::size_t{1} << 20}) {
+    CAPTURE(n);
+    Array<int> a(n);
+    write_on(d0, a, 3);  // the only valid copy is on device 0
+    CHECK_FALSE(a.valid_on_host());
+    const std::size_t d2h = d0.d2h_copies, h2d = d2.h2d_copies;
+    CHECK(sum_on(d2, a) == 3 * static_cast<std::int64_t>(n));
+    CHECK(d0.d2h_copies == d2h + 1);
+    CHECK(d2.h2d_copies == h2d + 1);
+    CHECK(a.valid_on_host());  // reading leaves every copy valid
+    CHECK(a.valid_on_device(0));
+    CHECK(a.valid_on_device(2));
+    CHECK(sum_on(d2, a) == 3 * static_cast<std::int64_t>(n));
+    CHECK(d2.h2d_copies == h2d + 1);  // valid there now: no copy
+  }
+}
+
+TEST_CASE("a write on one device frees the other devices' copies; the host sees the last write") {
+  Running r;
+  HostDevice& d0 = r.dev(0);
+  HostDevice& d1 = r.dev(1);
+  Array<int> a(std::vector<int>(4099, 1));
+  CHECK(sum_on(d0, a) == 4099);
+  CHECK(sum_on(d1, a) == 4099);
+  const std::size_t used0 = d0.pool().stats().bytes_in_use;
+  CHECK(used0 >= 4099 * sizeof(int));
+  write_on(d1, a, 2, /*keep=*/true);  // 1 + 2 on device 1
+  CHECK(a.valid_on_device(1));
+  CHECK_FALSE(a.valid_on_device(0));
+  CHECK_FALSE(a.valid_on_host());
+  CHECK(d0.pool().stats().bytes_in_use < used0);  // its stale copy was freed
+  CHECK(sum_on(d0, a) == 3 * 4099);  // comes from device 1
+  CHECK(a[4098] == 3);
+  a.host()[0] = 10;  // a host write makes both device copies stale
+  CHECK_FALSE(a.valid_on_device());
+  CHECK(sum_on(d1, a) == 3 * 4098 + 10);
+}
+
+TEST_CASE("readers on two devices at once each get their own copy") {
+  Running r;
+  Array<int> a(std::vector<int>(1 << 16));
+  std::iota(a.host().begin(), a.host().end(), 0);
+  const std::int64_t want = std::int64_t{(1 << 16) - 1} * (1 << 16) / 2;
+  for (int round = 0; round < 20; ++round) {
+    std::int64_t s0 = 0, s1 = 0;
+    std::thread t0([&] { s0 = sum_on(r.dev(0), a); });
+    std::thread t1([&] { s1 = sum_on(r.dev(1), a); });
+    t0.join();
+    t1.join();
+    CHECK(s0 == want);
+    CHECK(s1 == want);
+    a.host()[0] = 0;  // stale everywhere again: the next round copies in anew
+  }
+}
+
+TEST_CASE("a device out of memory leaves the data on the device that has it") {
+  Running r;
+  std::vector<std::unique_ptr<veda::detail::DeviceApi>> devs;
+  veda::detail::PoolOptions tiny;
+  tiny.limit = 1 << 20;
+  devs.push_back(HostDevice::async(50, 1));
+  devs.push_back(HostDevice::async(50, 2, tiny));
+  static_cast<HostDevice&>(*devs[1]).set_index(1);
+  r.st().install_devices(std::move(devs));
+  HostDevice& d0 = r.dev(0);
+  HostDevice& d1 = r.dev(1);
+  Array<int> big(std::size_t{1} << 19);  // 2 MiB
+  write_on(d0, big, 5);
+  CHECK_THROWS_AS(big.buffer()->device_read(d1, d1.stream()), veda::OutOfMemory);
+  CHECK(big.valid_on_device(0));
+  CHECK_FALSE(big.valid_on_device(1));
+  big.to_device(1);  // a hint: the data simply stays where it was
+  CHECK_FALSE(big.valid_on_device(1));
+  CHECK(sum_on(d0, big) == 5 * (std::int64_t{1} << 19));
+  CHECK(big[12345] == 5);
+}
+
+TEST_CASE("shutdown brings data home from every device") {
+  Array<int> a(300), b(7);
+  {
+    Running r;
+    write_on(r.dev(1), a, 4);
+    write_on(r.dev(2), b, 9);
+    CHECK(sum_on(r.dev(0), a) == 1200);  // a now on devices 0 and 1
+  }
+  CHECK(a.valid_on_host());
+  CHECK_FALSE(a.valid_on_device());
+  CHECK(a[299] == 4);
+  CHECK(b.to_vector() == std::vector<int>(7, 9));
+}
+
+TEST_CASE("Array::to_device names a device the runtime uses") {
+  Running r;
+  Array<int> a(5);
+  CHECK_THROWS_AS(a.to_device(3), veda::InvalidArgument);
+  CHECK_THROWS_AS(a.to_device(-2), veda::InvalidArgument);
+  CHECK(a.valid_on_host());
+  Array<int> empty;
+  empty.to_device(7);  // nothing to place
+  a.to_device(2);
+  CHECK(a.device() == 2);
+}
+
+TEST_CASE("a GPU call runs on the device it asks for, else where its data is, else the least used") {
+  Running r;
+  RuntimeState& st = r.st();
+  veda::detail::CallDesc d;
+  CHECK(veda::detail::device_slot_for(st, d) == 0);  // nothing used anywhere: the first
+  Array<int> held(1 << 12);
+  held.to_device(0);
+  CHECK(veda::detail::device_slot_for(st, d) == 1);  // device 0 holds data now
+  Array<int> more(1 << 12);
+  more.to_device(1);
+  CHECK(veda::detail::device_slot_for(st, d) == 2);
+  d.resident_device = 1;  // an operand is on device 1
+  CHECK(veda::detail::device_slot_for(st, d) == 1);
+  d.device = 0;  // asked for: wins over residency
+  CHECK(veda::detail::device_slot_for(st, d) == 0);
+}
+
+TEST_CASE("Config::devices: a list of distinct indices, or all of them") {
+  using veda::Config;
+  const Config two = Config::builder().devices({1, 0}).build();
+  CHECK(two.device() == 1);  // the first is the one used first
+  CHECK(two.devices() == std::vector<int>{1, 0});
+  CHECK(two.to_string().find("devices=1,0") != std::string::npos);
+  CHECK(Config::builder().all_devices().build().all_devices());
+  CHECK(Config::builder().devices({0, 1}).device(2).build().devices() == std::vector<int>{2});
+  CHECK_THROWS_AS(Config::builder().devices({}).build(), veda::ConfigError);
+  CHECK_THROWS_AS(Config::builder().devices({0, 0}).build(), veda::ConfigError);
+  CHECK_THROWS_AS(Config::builder().devices({0, -1}).build(), veda::ConfigError);
+  try {
+    (void)Config::builder().devices({2, 3, 2}).build();
+    FAIL("expected ConfigError");
+  } catch (const veda::ConfigError& e) {
+    CHECK(e.field() == "devices");
+    CHECK(std::string(e.what()).find("twice") != std::string::npos);
+  }
+}
