@@ -164,6 +164,14 @@ void Buffer::pull_to_host_locked() {
   host_valid_ = true;
 }
 
+// dev's copy is stale: the data is on the host, or on another device, whose
+// copy back leaves that device current (CUDA): dev's work follows.
+void Buffer::pull_from_other_device_locked(const DeviceApi& dev) {
+  if (host_valid_) return;
+  pull_to_host_locked();
+  dev.make_current();
+}
+
 // Other devices' copies were made stale by a write on `keep`: their memory
 // is of no use until the data is rewritten there.
 void Buffer::drop_other_copies_locked(const DeviceApi& keep) noexcept {
@@ -231,7 +239,7 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
   const DeviceCopy* have = copy_on_locked(dev);
-  if (!(have && have->valid)) pull_to_host_locked();  // the data may be on another device
+  if (!(have && have->valid)) pull_from_other_device_locked(dev);
   DeviceCopy& c = ensure_copy_locked(dev, s);
   wait_other_streams(c, s);
   if (!c.valid) copy_in_locked(c, s);
@@ -244,7 +252,7 @@ void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   if (keep_contents) {
     throw_if_lost_locked();
     const DeviceCopy* have = copy_on_locked(dev);
-    if (!(have && have->valid)) pull_to_host_locked();
+    if (!(have && have->valid)) pull_from_other_device_locked(dev);
   }
   {
     DeviceCopy& c = ensure_copy_locked(dev, s);
@@ -290,6 +298,7 @@ void Buffer::evict_to_host() {
   for (DeviceApi* d : tracked) d->untrack(this);
   try {
     std::lock_guard lock(mu_);
+    if (copies_.empty()) return;  // nothing on a device (or lost: later reads say so)
     pull_to_host_locked();
     for (DeviceCopy& c : copies_) wait_inflight(c);
     for (DeviceCopy& c : copies_) release_copy(c);

@@ -40,14 +40,13 @@ class RuntimeState {
   // The slot of the device with this index, or -1 when veda does not use it.
   int slot_of(int index) const noexcept;
   // The calling thread's device: the one the scheduler last placed a GPU
-  // call of this thread on (DeviceScope), the first one otherwise; null
-  // when none is usable.
+  // call of this thread on (set_thread_device), the first one otherwise;
+  // null when none is usable.
   DeviceApi* device() noexcept {
     if (devices_.empty()) return nullptr;
     return devices_[t_device_slot < devices_.size() ? t_device_slot : 0].get();
   }
   static void set_thread_device(std::size_t slot) noexcept { t_device_slot = slot; }
-  static std::size_t thread_device() noexcept { return t_device_slot; }
   // Replaces the devices (tests use HostDevices to drive the data layer on
   // machines without a GPU; VEDA_EMULATE_DEVICES=N does it at start-up).
   // Arrays on the old devices move to the host first.
@@ -89,21 +88,8 @@ class RuntimeState {
   static inline thread_local std::size_t t_device_slot = 0;
   void evict_devices_locked() noexcept;  // under device_lifetime(), exclusively
   void add_cuda_devices();                // the CUDA backend only
-  static std::vector<std::unique_ptr<DeviceApi>> emulated_devices(const char* count);
-};
-
-// Makes slot `slot` the calling thread's device for a scope (Array::to_device(i)).
-class DeviceScope {
- public:
-  explicit DeviceScope(std::size_t slot) noexcept : prev_(RuntimeState::thread_device()) {
-    RuntimeState::set_thread_device(slot);
-  }
-  ~DeviceScope() { RuntimeState::set_thread_device(prev_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  std::size_t prev_;
+  static int emulated_device_count();  // VEDA_EMULATE_DEVICES, 0 when unset
+  static std::vector<std::unique_ptr<DeviceApi>> emulated_devices(int count);
 };
 
 }  // namespace veda::detail

@@ -20,6 +20,7 @@
 // refused at once.
 #include "veda/runtime.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iomanip>
 #include <mutex>
@@ -211,6 +212,7 @@ Runtime& enter_runtime_slow() {
 
 RuntimeState::RuntimeState(const Config& c)
     : config(c), generation(g_generation.fetch_add(1) + 1) {
+  const int emulate = emulated_device_count();  // first: a bad value throws before anything starts
   configure_logging(config.log_level());
   reset_log_once();
   cpu = detect_cpu();
@@ -253,7 +255,7 @@ RuntimeState::RuntimeState(const Config& c)
     faults = std::make_unique<FaultInjector>(parse_fault_plan(config.faults(), "faults"));
     set_fault_injector(faults.get());
   }
-  if (const char* n = std::getenv("VEDA_EMULATE_DEVICES"); n && *n) install_devices(emulated_devices(n));
+  if (emulate > 0) install_devices(emulated_devices(emulate));
   invalidate_settled_plans();  // last: plans made before now belong to another runtime or to calibration
 }
 
@@ -285,15 +287,21 @@ void RuntimeState::add_cuda_devices() {
 
 // VEDA_EMULATE_DEVICES=N (tests): N host-emulated devices with asynchronous
 // streams, so that the data layer's multi-device paths run without GPUs.
-std::vector<std::unique_ptr<DeviceApi>> RuntimeState::emulated_devices(const char* text) {
+int RuntimeState::emulated_device_count() {
+  const char* text = std::getenv("VEDA_EMULATE_DEVICES");
+  if (!text || !*text) return 0;
   char* end = nullptr;
   const long n = std::strtol(text, &end, 10);
   if (*end != '\0' || n < 1 || n > 16)
     throw ConfigError("VEDA_EMULATE_DEVICES", text, "must be a number of devices from 1 to 16");
+  return static_cast<int>(n);
+}
+
+std::vector<std::unique_ptr<DeviceApi>> RuntimeState::emulated_devices(int n) {
   std::vector<std::unique_ptr<DeviceApi>> out;
-  for (long i = 0; i < n; ++i) {
+  for (int i = 0; i < n; ++i) {
     auto d = HostDevice::async(50, static_cast<std::uint64_t>(i) + 1);
-    d->set_index(static_cast<int>(i));
+    d->set_index(i);
     out.push_back(std::move(d));
   }
   return out;
@@ -449,7 +457,8 @@ std::string Runtime::describe() const {
       os << "GPU " << d.index << ": " << d.name << ", compute capability " << d.cc_major << "."
          << d.cc_minor << ", " << d.sm_count << " SMs, " << (d.memory_total >> 20) << " MiB"
          << (d.index == g.selected ? " (selected, " + std::to_string(d.memory_free >> 20) + " MiB free)"
-                                   : std::string())
+             : std::find(g.in_use.begin(), g.in_use.end(), d.index) != g.in_use.end() ? std::string(" (in use)")
+                                                                                      : std::string())
          << "\n";
   }
   os << "GPU: " << (g.usable ? "usable" : "not usable") << " - " << g.reason << "\n";

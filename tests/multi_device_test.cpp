@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -231,4 +232,19 @@ TEST_CASE("Config::devices: a list of distinct indices, or all of them") {
     CHECK(e.field() == "devices");
     CHECK(std::string(e.what()).find("twice") != std::string::npos);
   }
+}
+
+TEST_CASE("VEDA_EMULATE_DEVICES out of range stops start-up with a ConfigError; the next start works") {
+  for (const char* bad : {"0", "17", "two", "3x"}) {
+    CAPTURE(bad);
+    setenv("VEDA_EMULATE_DEVICES", bad, 1);
+    CHECK_THROWS_AS(veda::init(), veda::Error);
+    CHECK_FALSE(veda::is_running());
+  }
+  setenv("VEDA_EMULATE_DEVICES", "2", 1);
+  {
+    Running r;
+    CHECK(r.st().device_count() == 2);
+  }
+  setenv("VEDA_EMULATE_DEVICES", "3", 1);
 }

@@ -12,13 +12,37 @@
 namespace veda::detail::cuda {
 
 // ---------------------------------------------------------------- upstream
+namespace {
+// The pool of one device may be used while another is the thread's current
+// one (an Array freeing its copy on another GPU in the middle of a call):
+// its device is made current for the CUDA call, and the caller's restored.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) noexcept {
+    if (cudaGetDevice(&prev_) != cudaSuccess || prev_ == device) {
+      prev_ = -1;
+      return;
+    }
+    cudaSetDevice(device);
+  }
+  ~DeviceGuard() {
+    if (prev_ >= 0) cudaSetDevice(prev_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;
+};
+}  // namespace
+
 CudaUpstream::~CudaUpstream() {
   for (cudaEvent_t e : spare_) cudaEventDestroy(e);
 }
 
 void* CudaUpstream::allocate(std::size_t bytes) noexcept {
   void* p = nullptr;
-  cudaSetDevice(device_);
+  DeviceGuard on(device_);
   if (cudaMalloc(&p, bytes) != cudaSuccess) {
     cudaGetLastError();  // an allocation failure is not sticky; clear it
     return nullptr;
@@ -27,7 +51,7 @@ void* CudaUpstream::allocate(std::size_t bytes) noexcept {
 }
 
 void CudaUpstream::deallocate(void* p, std::size_t) noexcept {
-  cudaSetDevice(device_);
+  DeviceGuard on(device_);
   cudaFree(p);
 }
 
@@ -40,7 +64,7 @@ EventHandle CudaUpstream::record(StreamHandle stream) noexcept {
       spare_.pop_back();
     }
   }
-  cudaSetDevice(device_);  // events belong to the current device; any thread frees blocks
+  DeviceGuard on(device_);  // events belong to the current device; any thread frees blocks
   if (!e && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) e = nullptr;
   if (e && cudaEventRecord(e, static_cast<cudaStream_t>(stream)) == cudaSuccess) return e;
   // No event: make the block safe for any stream by waiting now.
@@ -64,7 +88,7 @@ void CudaUpstream::release(EventHandle e) noexcept {
 }
 
 void CudaUpstream::synchronize() noexcept {
-  cudaSetDevice(device_);
+  DeviceGuard on(device_);
   cudaDeviceSynchronize();
 }
 

@@ -47,8 +47,9 @@ namespace veda {
 struct GpuOptions {
   Placement placement = Placement::Auto;
   bool strict = false;  // Placement::Gpu without a usable GPU throws DeviceError
-  int device = -1;      // -1: the runtime's device; otherwise it must be that one
-                        // (without a usable GPU: 0, or a device that exists)
+  int device = -1;      // -1: veda picks among its devices (Config::devices);
+                        // otherwise one of them (without a usable GPU: 0, or
+                        // a device that exists)
   CostHint cost{};      // per-element flops/bytes, if known
   std::string name = "veda::gpu";
   // Force a named tier, for benchmarks and debugging: veda::gpu takes "serial",

@@ -67,8 +67,9 @@ namespace veda {
 struct ParallelOptions {
   Placement placement = Placement::Auto;
   bool strict = false;  // Placement::Gpu without a usable GPU throws DeviceError
-  int device = -1;      // -1: the runtime's device; otherwise it must be that one
-                        // (without a usable GPU: 0, or a device that exists)
+  int device = -1;      // -1: veda picks among its devices (Config::devices);
+                        // otherwise one of them (without a usable GPU: 0, or
+                        // a device that exists)
   CostHint cost{};      // per-index flops/bytes, if known
   std::string name;     // empty: "veda::parallel_for" / "veda::parallel_reduce"
   std::string tier;     // force "serial", "tbb-static", "tbb-auto" or "cuda" (benchmarks, debugging)

@@ -105,6 +105,7 @@ class Buffer {
   DeviceCopy& ensure_copy_locked(DeviceApi& dev, StreamHandle s);
   void track_before_placing(DeviceApi& dev);
   void pull_to_host_locked();
+  void pull_from_other_device_locked(const DeviceApi& dev);
   void drop_other_copies_locked(const DeviceApi& keep) noexcept;
   static void release_copy(DeviceCopy& c) noexcept;
   void throw_if_lost_locked() const;

@@ -1,0 +1,98 @@
+// Contract (gpu): several GPUs in one runtime (Config::devices / all_devices).
+// On any GPU machine: all_devices() uses every GPU found (GpuStatus::in_use,
+// the selected one first), and a call or Array::to_device naming a device
+// veda does not use is InvalidArgument. With two or more GPUs: a map asking
+// for device 1 runs there (its result is valid on device 1 only); a map over
+// that result runs on device 1 without asking (where its data is); a matmul
+// asking for device 0 over operands on device 1 gives exact values (the data
+// moved through the host); and every used device's pool holds memory. With
+// one GPU those cases report that they were skipped.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "support/device_work.hpp"
+#include "veda/veda.hpp"
+
+namespace multi_device_test {
+struct Twice {
+  static constexpr bool veda_device = true;
+  VEDA_FN float operator()(float v) const { return 2.0f * v; }
+};
+}  // namespace multi_device_test
+
+namespace {
+struct AllDevices {
+  AllDevices() { veda::init(veda::Config::builder().all_devices().build()); }
+  ~AllDevices() { veda::shutdown(); }
+};
+
+veda::Array<float> iota(std::size_t n) {
+  veda::Array<float> a(n);
+  for (std::size_t i = 0; i < n; ++i) a.host()[i] = static_cast<float>(i % 1024);
+  return a;
+}
+veda::Array<float> iota(std::size_t rows, std::size_t cols) {
+  veda::Array<float> a = iota(rows * cols);
+  a.reshape(rows, cols);
+  return a;
+}
+}  // namespace
+
+TEST_CASE("all_devices uses every GPU found; a device veda does not use is InvalidArgument") {
+  AllDevices run;
+  const veda::GpuStatus& g = veda::get_runtime().gpu();
+  REQUIRE(g.usable);
+  REQUIRE(g.in_use.size() == g.devices.size());
+  CHECK(g.in_use.front() == g.selected);
+  CHECK(veda::get_runtime().memory_stats().devices.size() == g.devices.size());
+  const int missing = static_cast<int>(g.devices.size());
+  veda::Array<float> a = iota(1000);
+  CHECK_THROWS_AS(a.to_device(missing), veda::InvalidArgument);
+  auto twice = veda::gpu(multi_device_test::Twice{}, {.device = missing, .tier = "cuda"});
+  CHECK_THROWS_AS((void)twice(a), veda::InvalidArgument);
+  veda::MatmulOptions mo;
+  mo.device = missing;
+  CHECK_THROWS_AS((void)veda::matmul(iota(2, 2), iota(2, 2), mo), veda::InvalidArgument);
+}
+
+TEST_CASE("with two GPUs, calls run where they are asked to, else where their data is") {
+  AllDevices run;
+  if (veda::get_runtime().gpu().in_use.size() < 2) {
+    std::printf("skipped: one GPU in this machine, this case needs two\n");
+    return;
+  }
+  const std::size_t n = (std::size_t{1} << 22) + 3;
+  veda::Array<float> a = iota(n);
+  auto on1 = veda::gpu(multi_device_test::Twice{}, {.device = 1, .tier = "cuda"});
+  veda_test::DeviceWork w;
+  veda::Array<float> b = on1(a);
+  veda_test::check_ran("cuda", w);
+  CHECK(b.valid_on_device(1));
+  CHECK_FALSE(b.valid_on_device(0));
+  auto anywhere = veda::gpu(multi_device_test::Twice{}, {.tier = "cuda"});
+  veda::Array<float> c = anywhere(b);  // b is on device 1: so is this call
+  CHECK(c.valid_on_device(1));
+  for (std::size_t i : {std::size_t{0}, std::size_t{1023}, n - 1})
+    CHECK(c[i] == 4.0f * static_cast<float>(i % 1024));
+
+  veda::Array<float> x = iota(64, 48);
+  veda::Array<float> y = iota(48, 32);
+  x.to_device(1);
+  y.to_device(1);
+  veda::MatmulOptions mo;
+  mo.device = 0;
+  mo.tier = "gpu-cublas";
+  const veda::Array<float> z = veda::matmul(x, y, mo);
+  CHECK(z.valid_on_device(0));
+  for (std::size_t r : {std::size_t{0}, std::size_t{63}})
+    for (std::size_t col : {std::size_t{0}, std::size_t{31}}) {
+      double want = 0;
+      for (std::size_t k = 0; k < 48; ++k) want += double(x.at(r, k)) * double(y.at(k, col));
+      CHECK(z.at(r, col) == doctest::Approx(want).epsilon(1e-6));
+    }
+  const veda::MemoryStats m = veda::get_runtime().memory_stats();
+  CHECK(m.devices[0].used > 0);
+  CHECK(m.devices[1].used > 0);
+}
