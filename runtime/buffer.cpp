@@ -238,9 +238,8 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   track_before_placing(dev);
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
-  const DeviceCopy* have = copy_on_locked(dev);
-  if (!(have && have->valid)) pull_from_other_device_locked(dev);
   DeviceCopy& c = ensure_copy_locked(dev, s);
+  if (!c.valid) pull_from_other_device_locked(dev);
   wait_other_streams(c, s);
   if (!c.valid) copy_in_locked(c, s);
   return c.ptr;
@@ -249,13 +248,10 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
 void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   track_before_placing(dev);
   std::lock_guard lock(mu_);
-  if (keep_contents) {
-    throw_if_lost_locked();
-    const DeviceCopy* have = copy_on_locked(dev);
-    if (!(have && have->valid)) pull_from_other_device_locked(dev);
-  }
+  if (keep_contents) throw_if_lost_locked();
   {
     DeviceCopy& c = ensure_copy_locked(dev, s);
+    if (keep_contents && !c.valid) pull_from_other_device_locked(dev);
     wait_other_streams(c, s);
     if (keep_contents && !c.valid) copy_in_locked(c, s);
   }

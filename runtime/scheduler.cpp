@@ -280,7 +280,6 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
 
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
-  if (d.device >= 0) check_device_index(rt, d.device, site.name());
   const Resolved r = resolve(st, site, d);
   // Element-wise history is kept apart for sleeping workers (the wake-up is a
   // large share of a short call); the ops' calls are long, and a GEMM on

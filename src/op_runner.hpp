@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "runtime/sites.hpp"
 #include "veda/build_config.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/dispatch.hpp"
@@ -52,6 +53,7 @@ CallDesc op_desc(std::size_t n, std::size_t elem_bytes, const Options& o) {
 // waits only when this run is to be timed. cpu(plan) runs a CPU tier.
 template <class Cpu, class Gpu>
 void run_op(Runtime& rt, Site& site, const CallDesc& d, Cpu&& cpu, Gpu&& gpu) {
+  if (d.device >= 0) check_device_index(rt, d.device, site.name());  // before any work, settled or not
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu) {

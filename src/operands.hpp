@@ -88,8 +88,9 @@ inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
   bool all = true, any = false;
   for (const Buffer* b : bufs) {
     if (!b) continue;
-    const bool dev = b->valid_on_device();
-    if (dev && d.resident_device < 0) d.resident_device = device_byte(b->device());
+    const int where = b->device();  // -1: valid on no device
+    const bool dev = where >= 0;
+    if (dev && d.resident_device < 0) d.resident_device = device_byte(where);
     if (!dev) d.h2d_bytes += b->bytes();
     if (!b->valid_on_host()) d.cpu_d2h_bytes += b->bytes();
     all &= dev;

@@ -81,10 +81,11 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
       const std::size_t bytes = n * sizeof(elem_t<X>);
       bool on_dev = false, on_host = true, pinned = false;
       if constexpr (is_array_v<X>) {
-        on_dev = x.valid_on_device();
+        const int dev = x.device();  // -1: valid on no device
+        on_dev = dev >= 0;
         on_host = x.valid_on_host();
         pinned = x.pinned_host();
-        if (on_dev && d.resident_device < 0) d.resident_device = device_byte(x.device());
+        if (on_dev && d.resident_device < 0) d.resident_device = device_byte(dev);
       }
       if (!on_dev) d.h2d_bytes += bytes;
       if (!on_host) d.cpu_d2h_bytes += bytes;

@@ -144,9 +144,10 @@ class GpuKernel {
         const std::size_t b = x.size() * sizeof(detail::elem_t<X>);
         bool on_dev = false, on_host = true;
         if constexpr (detail::is_array_v<X>) {
-          on_dev = x.valid_on_device();
+          const int dev = x.device();  // -1: valid on no device
+          on_dev = dev >= 0;
           on_host = x.valid_on_host();
-          if (on_dev && d.resident_device < 0) d.resident_device = detail::device_byte(x.device());
+          if (on_dev && d.resident_device < 0) d.resident_device = detail::device_byte(dev);
         } else if (out) {
           d.d2h_bytes += b;  // host results come back
         }

@@ -122,12 +122,13 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
   bool all_dev = true, all_pinned = true;
   auto visit = [&](const auto& use) {
     const auto& a = *use.array;
-    if (!a.valid_on_device()) d.h2d_bytes += a.bytes();
+    const int dev = a.device();  // -1: valid on no device
+    const bool on_dev = dev >= 0;
+    if (!on_dev) d.h2d_bytes += a.bytes();
     if (!a.valid_on_host()) d.cpu_d2h_bytes += a.bytes();
-    const bool on_dev = a.valid_on_device();
     d.any_on_device |= on_dev;
     all_dev &= on_dev;
-    if (on_dev && d.resident_device < 0) d.resident_device = device_byte(a.device());
+    if (on_dev && d.resident_device < 0) d.resident_device = device_byte(dev);
     all_pinned &= a.pinned_host();
   };
   (visit(u), ...);

@@ -130,8 +130,8 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   d.bytes_per_elem = bytes16(sizeof(T));
   bool on_dev = false, on_host = true;
   if constexpr (is_array_v<Range>) {
-    on_dev = r.valid_on_device();
-    if (on_dev) d.resident_device = device_byte(r.device());
+    d.resident_device = device_byte(r.device());  // -1: valid on no device
+    on_dev = d.resident_device >= 0;
     on_host = r.valid_on_host();
   }
   d.h2d_bytes = on_dev ? 0 : n * sizeof(T);

@@ -110,8 +110,8 @@ class Runner {
     if constexpr (feed_traits<Feed>::span) {
       if constexpr (!std::is_void_v<typename Feed::ArrayOf>) {
         if (feed.array) {
-          on_dev = feed.array->valid_on_device();
-          if (on_dev) d.resident_device = device_byte(feed.array->device());
+          d.resident_device = device_byte(feed.array->device());  // -1: valid on no device
+          on_dev = d.resident_device >= 0;
           on_host = feed.array->valid_on_host();
         }
       }
