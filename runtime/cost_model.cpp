@@ -274,11 +274,17 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   // A measured runner-up whose samples are old is re-measured: the machine
   // may have changed (load, frequency, other runtimes' threads), and history
   // loaded from an earlier run may have been measured on a busy machine.
+  // An unconfirmed one is judged by the better of its measured and analytic
+  // times, so that one slow run cannot keep it out for good.
   bool refresh = false;
+  auto reach = [&](const Estimate& e) {
+    const TierHistory& th = h(e.tier);
+    return th.samples < kConfirmSamples && th.correction > 1 ? e.total_us / th.correction : e.total_us;
+  };
   if (learn && !explore)
     for (const auto& e : est)
       if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) &&
-          e.total_us <= kExploreBand * cheap(e) * best->total_us && (!explore || e.total_us < explore->total_us)) {
+          reach(e) <= kExploreBand * cheap(e) * best->total_us && (!explore || reach(e) < reach(*explore))) {
         explore = &e;
         refresh = true;
       }
@@ -290,9 +296,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.refreshed = refresh;
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.2fx", explore->total_us / std::max(best->total_us, 1e-9));
-    why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) +
-          (refresh ? ": last measured a while ago" : ": unmeasured") + ", predicted at " + ratio + " of " +
-          tier_name(best->tier) + (refresh ? "" : ", within what the profile may be off by");
+    const char* what = !refresh                                    ? ": unmeasured"
+                       : h(explore->tier).samples < kConfirmSamples ? ": measured too few times to trust"
+                                                                    : ": last measured a while ago";
+    why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) + what +
+          ", predicted at " + ratio + " of " + tier_name(best->tier) +
+          (refresh ? "" : ", within what the profile may be off by");
   } else {
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
     const Device d = tier_device(best->tier);

@@ -100,6 +100,11 @@ struct TierHistory {
 using HistoryView = std::array<TierHistory, kTierCount>;
 
 constexpr int kMinSamples = 1;      // samples before history outranks the model
+// Fewer samples than this are unconfirmed: one run may have been preempted
+// or paid for a cold cache (a 4-float sum once took 1.5 us serially, 25x its
+// usual time). A stale unconfirmed tier is re-measured when its analytic
+// prediction, not only its measured one, is within reach of the best.
+constexpr int kConfirmSamples = 3;
 constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
 constexpr double kExploreBand = 1.3;
 // A profile may be this far off (measured on a busy machine, or a machine

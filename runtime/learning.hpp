@@ -20,12 +20,12 @@ namespace veda::detail {
 // a few percent of the time spent, even for calls of a second.
 constexpr std::int64_t kStaleNs = 500'000'000;
 constexpr double kStaleRuns = 50;
-// A tier measured fewer times than kConfirmSamples is re-measured sooner,
-// after kConfirmNs: the run right after another tier's can pay for waking
-// oneTBB's workers or for data in the other core's cache, which back-to-back
-// calls do not (a 2^16 saxpy measured 21 us on tbb-static after serial runs,
-// 6.6 us a call once on it). Not at once: a bucket settles within a few calls.
-constexpr int kConfirmSamples = 3;
+// A tier measured fewer times than kConfirmSamples (cost_model.hpp) is
+// re-measured sooner, after kConfirmNs: the run right after another tier's
+// can pay for waking oneTBB's workers or for data in the other core's cache,
+// which back-to-back calls do not (a 2^16 saxpy measured 21 us on tbb-static
+// after serial runs, 6.6 us a call once on it). Not at once: a bucket
+// settles within a few calls.
 constexpr std::int64_t kConfirmNs = 20'000'000;
 // A call this long is "long": its fixed cost is noise, so it is always timed
 // and teaches per-element costs only through its bucket's median.

@@ -222,6 +222,37 @@ TEST_CASE("a measured runner-up is re-measured when its history is stale") {
   CHECK(c.tier == Tier::TbbAuto);
 }
 
+TEST_CASE("one slow run does not keep a tier out: an unconfirmed tier is judged by its prediction too") {
+  // Seen on a Zen 4: the first serial sum of 4 floats took 1.5 us (25x its
+  // usual time), tbb-auto then measured 0.22 us, and the bucket stayed on
+  // tbb-auto (0.3 us a call against 0.03) for good, in later processes too.
+  const auto p = profile("profile_cpu_2core.json");
+  const CostRequest r = saxpy(4, false);
+  const Choice model = decide(p, r, {}, nullptr);
+  REQUIRE(model.tier == Tier::Serial);
+  double serial = 0, tbb_static = 0, tbb_auto = 0;
+  for (const auto& e : model.estimates) {
+    if (e.tier == Tier::Serial) serial = e.total_us;
+    if (e.tier == Tier::TbbStatic) tbb_static = e.total_us;
+    if (e.tier == Tier::TbbAuto) tbb_auto = e.total_us;
+  }
+  HistoryView h{};
+  h[static_cast<int>(Tier::Serial)] = {1, 1.5 / serial, 0};      // one run, far slower than predicted
+  h[static_cast<int>(Tier::TbbStatic)] = {kConfirmSamples, 1.6 / tbb_static, 0};
+  h[static_cast<int>(Tier::TbbAuto)] = {6, 0.22 / tbb_auto, 0};  // measured faster than that run
+  Choice c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbAuto);  // not yet stale: the measurement stands
+  h[static_cast<int>(Tier::Serial)].stale = true;
+  c = decide(p, r, {}, &h);
+  INFO(c.reason);
+  CHECK(c.tier == Tier::Serial);
+  CHECK(c.refreshed);
+  CHECK(starts(c.reason, "re-measuring serial: measured too few times to trust"));
+  h[static_cast<int>(Tier::Serial)].samples = kConfirmSamples;  // confirmed that slow: left out
+  c = decide(p, r, {}, &h);
+  CHECK(c.tier == Tier::TbbAuto);
+}
+
 TEST_CASE("a stale runner-up is re-measured further behind when a run of it costs little") {
   const auto p = profile("profile_cpu_2core.json");
   for (const bool cheap : {true, false}) {
