@@ -23,7 +23,10 @@ int tier_by_name(const std::string& name) {
 bool valid(double us, double n) { return std::isfinite(us) && us > 0 && std::isfinite(n) && n >= 0; }
 }  // namespace
 
-HistoryStore::HistoryStore(std::string path) : path_(std::move(path)) {
+constexpr auto kBlas = static_cast<std::size_t>(Tier::CpuBlas);
+
+HistoryStore::HistoryStore(std::string path, std::function<std::string()> blas_kernels)
+    : path_(std::move(path)), ask_blas_(std::move(blas_kernels)) {
   // The history lives in the profile cache, under the same rules: no cache
   // directory, or one that is not private, means nothing kept.
   const std::string dir = profile_cache_dir();
@@ -49,6 +52,7 @@ HistoryStore::HistoryStore(std::string path) : path_(std::move(path)) {
     for (const auto& [k, s] : j.at("slots").items()) {
       Slot& slot = slots_[k];
       slot.cpu_ns_per_elem = s.value("cpu_ns_per_elem", 0.0f);
+      slot.blas_kernels = s.value("blas_kernels", std::string());
       for (const auto& [index, tiers] : s.at("buckets").items()) {
         auto& bucket = slot.buckets[std::stoi(index)];
         for (const auto& [name, samples] : tiers.items()) {
@@ -65,6 +69,11 @@ HistoryStore::HistoryStore(std::string path) : path_(std::move(path)) {
     log().warn("learned history {} is unusable ({}); starting afresh", path_, e.what());
     slots_.clear();
   }
+}
+
+const std::string& HistoryStore::blas_kernels() const {
+  std::call_once(blas_once_, [&] { blas_ = ask_blas_ ? ask_blas_() : std::string("none"); });
+  return blas_;
 }
 
 std::string HistoryStore::key(const Site& site, const TypeSlot& slot) {
@@ -84,6 +93,11 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
   // allows), not kStaleNs.
   const std::int64_t stamp = now_ns() - (kStaleNs - kConfirmNs);
   for (std::size_t t = 0; t < bucket->second.size(); ++t) {
+    if (t == kBlas && !bucket->second[t].empty() && s->second.blas_kernels != blas_kernels()) {
+      log().debug("learned history: cpu-blas samples of '{}' were measured with BLAS kernels '{}', this process "
+                  "uses '{}': measuring again", site.name(), s->second.blas_kernels, blas_kernels());
+      continue;
+    }
     for (const auto& [us, n] : bucket->second[t]) b.samples[t].add(us, n);
     if (!bucket->second[t].empty()) b.last_sample_ns[t] = stamp;
   }
@@ -98,6 +112,12 @@ bool HistoryStore::save(std::uint64_t generation) {
         std::lock_guard lock(b.mu);
         if (b.generation != generation) return;
         if (!stored) stored = &slots_[key(site, slot)];
+        if (b.samples[kBlas].count() > 0 && stored->blas_kernels != blas_kernels()) {
+          // This run measured cpu-blas with other kernels than the file's
+          // samples of this site: those are dropped, not mixed.
+          for (auto& [i, tiers] : stored->buckets) tiers[kBlas].clear();
+          stored->blas_kernels = blas_kernels();
+        }
         auto& bucket = stored->buckets[index];
         for (std::size_t t = 0; t < bucket.size(); ++t) {
           bucket[t].clear();
@@ -113,6 +133,7 @@ bool HistoryStore::save(std::uint64_t generation) {
   for (const auto& [k, slot] : slots_) {
     json& s = j["slots"][k];
     s["cpu_ns_per_elem"] = slot.cpu_ns_per_elem;
+    if (!slot.blas_kernels.empty()) s["blas_kernels"] = slot.blas_kernels;
     s["buckets"] = json::object();
     for (const auto& [index, tiers] : slot.buckets)
       for (std::size_t t = 0; t < tiers.size(); ++t)

@@ -14,13 +14,21 @@
 // (TypeKey's type name), so a rebuilt program keeps its history as long as
 // those stay the same.
 //
+// cpu-blas samples also depend on the BLAS kernel set loaded (OpenBLAS
+// picks one per process: a program that loads it before veda may get
+// slower ones, see backends/cpu/blas.hpp), so each site records the set
+// its cpu-blas samples were measured with, and samples measured with
+// another set are not used (the tier is measured again).
+//
 // Thread-safety: seed() may be called from any thread (it only reads what
 // was loaded); the constructor and save() by the runtime's start and end.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,7 +39,10 @@ namespace veda::detail {
 
 class HistoryStore {
  public:
-  explicit HistoryStore(std::string path);  // loads `path` if it exists
+  // Loads `path` if it exists. blas_kernels names the kernel set cpu-blas
+  // runs use in this process ("none" without a BLAS); it is asked only for
+  // sites with cpu-blas samples, and may load the library.
+  HistoryStore(std::string path, std::function<std::string()> blas_kernels);
   const std::string& path() const noexcept { return path_; }
   // Fills bucket `b` of `slot`, just reset for this runtime, from the stored
   // samples (the caller holds b.mu), and the slot's per-element cost.
@@ -48,10 +59,16 @@ class HistoryStore {
   using Samples = std::vector<std::pair<float, float>>;  // (us, n), oldest first
   struct Slot {
     float cpu_ns_per_elem = 0;
+    std::string blas_kernels;  // what its cpu-blas samples were measured with
     std::map<int, std::array<Samples, kTierCount>> buckets;
   };
   static std::string key(const Site& site, const TypeSlot& slot);
+  // The kernel set of this process, asked once.
+  const std::string& blas_kernels() const;
   std::string path_;
+  std::function<std::string()> ask_blas_;
+  mutable std::once_flag blas_once_;
+  mutable std::string blas_;
   bool enabled_ = false;  // a private cache directory holds the file
   std::string error_;
   std::map<std::string, Slot> slots_;

@@ -242,7 +242,10 @@ RuntimeState::RuntimeState(const Config& c)
   if (profile().provisional && config.profile().empty() && config.calibration() != CalibrationMode::Off)
     refresh = std::make_unique<ProfileRefresh>(*this, ProfileRefresh::policy());
   if (config.learned_history() && config.profile().empty() && config.calibration() != CalibrationMode::Off)
-    history = std::make_unique<HistoryStore>(profile_cache_dir() + "/history-" + profile().key() + ".json");
+    history = std::make_unique<HistoryStore>(profile_cache_dir() + "/history-" + profile().key() + ".json", [this] {
+      const Blas& b = blas(cpu, profile().cpu.blas_core);
+      return !b.available ? std::string("none") : b.core.empty() ? b.library : b.core;
+    });
   if (config.telemetry()) {  // after calibration: its work is not the program's
     telemetry = std::make_unique<Telemetry>();
     for (auto& d : devices_) d->telemetry = telemetry.get();

@@ -456,7 +456,7 @@ TEST_CASE("F5: without XDG_CACHE_HOME and HOME there is no disk cache, and no /t
   CHECK_FALSE(fs::exists("/tmp/veda-cache/profile-" + id.key() + ".json"));
   // The learned history has no home either: nothing is written anywhere.
   const std::string name = "history-file-safety-" + std::to_string(::getpid()) + ".json";
-  HistoryStore history(profile_cache_dir() + "/" + name);
+  HistoryStore history(profile_cache_dir() + "/" + name, {});
   CHECK_FALSE(history.enabled());
   CHECK(history.save(1));
   CHECK_FALSE(fs::exists("/" + name));

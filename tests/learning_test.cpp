@@ -415,3 +415,73 @@ TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after
   // The lower median: of {30, 10, 10} the correction is 10 / 10.
   CHECK(history_view(b, est, 1000, 0)[t].correction == doctest::Approx(1.0));
 }
+
+TEST_CASE("cpu-blas history measured with other BLAS kernels is not used, and is replaced when saved") {
+  // OpenBLAS picks its kernels once per process: a program that loads it
+  // before veda may get slow ones (Prescott on a CPU it does not know), and
+  // samples measured so must not place the calls of a process with fast ones.
+  namespace fs = std::filesystem;
+  const std::string dir = fs::temp_directory_path() / ("veda-blas-history-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all);
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string old_cache = old ? old : "";
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  const std::string path = profile_cache_dir() + "/history-blas.json";
+  veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
+  veda::Runtime& rt = veda::get_runtime();
+  constexpr std::uint32_t kGemm = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled);
+  Site& site = *site_for(&kTag, "blas-history", OpClass::Gemm, kGemm, {});
+  CallDesc d = desc(64 * 64);
+  d.dims[0] = d.dims[1] = d.dims[2] = 64;
+  d.ndims = 3;
+  d.elem_bytes = 4;
+  BucketState* bucket = nullptr;
+  auto measure = [&](Tier t, std::int64_t ns) {
+    CallDesc call = d;
+    call.forced_tier = t;
+    Plan p = begin_call(rt, site, call);
+    bucket = p.bucket;
+    end_call(rt, p, call, true, ns);
+  };
+  {
+    Plan p = begin_call(rt, site, d);  // a decided call opens the bucket's history
+    end_call(rt, p, d, true, 50'000);
+  }
+  for (int i = 0; i < 4; ++i) {
+    measure(Tier::CpuBlas, 100'000);  // slow kernels
+    measure(Tier::CpuTiled, 50'000);
+  }
+  REQUIRE(bucket);
+  const std::uint64_t gen = rt.state().generation;
+  TypeSlot& slot = *bucket->slot;
+  const auto blas = static_cast<std::size_t>(Tier::CpuBlas), tiled = static_cast<std::size_t>(Tier::CpuTiled);
+  auto seeded = [&](const char* kernels) {
+    HistoryStore h(path, [kernels] { return std::string(kernels); });
+    BucketState b;
+    b.index = bucket->index;
+    h.seed(site, slot, b);
+    return std::make_pair(b.samples[blas].count(), b.samples[tiled].count());
+  };
+  {
+    HistoryStore h(path, [] { return std::string("Prescott"); });
+    REQUIRE(h.save(gen));
+  }
+  CHECK(seeded("Prescott").first > 0);       // the same kernels: used
+  CHECK(seeded("SkylakeX").first == 0);      // other kernels: measured again...
+  CHECK(seeded("SkylakeX").second > 0);      // ...the other tiers' samples still count
+  // A run with the fast kernels saves its own cpu-blas samples in their place.
+  bucket->samples[blas].reset();
+  bucket->samples[blas].add(10, 64 * 64);
+  {
+    HistoryStore h(path, [] { return std::string("SkylakeX"); });
+    REQUIRE(h.save(gen));
+  }
+  CHECK(seeded("SkylakeX").first == 1);
+  CHECK(seeded("Prescott").first == 0);
+  veda::shutdown();
+  fs::remove_all(dir);
+  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
+  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
+}
