@@ -11,6 +11,18 @@
 
 namespace bench {
 
+// Lanes [0, W) take in lanes [W, 2W), and so on down to lane 0, each level
+// with a constant bound (vector adds in registers), as veda folds its own.
+template <int W, int L, class T>
+T fold_lanes(T (&acc)[L]) {
+  if constexpr (W == 0) {
+    return acc[0];
+  } else {
+    for (int j = 0; j < W; ++j) acc[j] += acc[j + W];
+    return fold_lanes<W / 2>(acc);
+  }
+}
+
 // Sum of term(i) for i in [lo, hi).
 template <class T, class Term>
 T sum_lanes(std::size_t lo, std::size_t hi, const Term& term) {
@@ -19,10 +31,9 @@ T sum_lanes(std::size_t lo, std::size_t hi, const Term& term) {
   std::size_t i = lo;
   for (; i + L <= hi; i += L)
     for (int j = 0; j < L; ++j) acc[j] += term(i + j);
-  for (int w = L / 2; w >= 1; w /= 2)
-    for (int j = 0; j < w; ++j) acc[j] += acc[j + w];
-  for (; i < hi; ++i) acc[0] += term(i);
-  return acc[0];
+  T s = fold_lanes<L / 2>(acc);
+  for (; i < hi; ++i) s += term(i);
+  return s;
 }
 
 }  // namespace bench

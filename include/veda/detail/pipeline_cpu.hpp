@@ -89,7 +89,7 @@ Acc reduce_pipeline_cpu(Runtime& rt, const Plan& p, bool deterministic, std::siz
           for (int l = 0; l < L; ++l) lane[l] = op(lane[l], buf[i + l]);
         for (int l = 0; i < got; ++i, ++l) lane[l] = op(lane[l], buf[i]);
       }
-      return combine_lanes(lane, op);
+      return combine_lanes<L / 2>(lane, op);
     }
     Acc a0 = identity, a1 = identity, a2 = identity, a3 = identity, a4 = identity, a5 = identity,
         a6 = identity, a7 = identity;
