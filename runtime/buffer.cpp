@@ -172,6 +172,47 @@ void Buffer::pull_from_other_device_locked(const DeviceApi& dev) {
   dev.make_current();
 }
 
+// c's device and the host both hold stale data: a device that reaches c's
+// copies its valid copy straight over, on its own stream, without a host
+// wait; the host stays stale. False when none can (the data then comes
+// through the host). With a valid host copy the host path is taken: a
+// peer copy without peer access is staged through the host anyway.
+bool Buffer::copy_from_peer_locked(DeviceCopy& c, StreamHandle s) {
+  if (host_valid_) return false;
+  DeviceCopy* src = nullptr;
+  for (DeviceCopy& o : copies_)
+    if (o.valid && &o != &c && o.dev->reaches(*c.dev)) {
+      src = &o;
+      break;
+    }
+  if (!src) return false;
+  const StreamHandle from = src->last_stream;
+  wait_other_streams(*src, from);  // after every use of the source
+  // c's memory was handed out for work on s: the copy on `from` follows it.
+  EventHandle ready = c.dev->record(s);
+  try {
+    src->dev->stream_wait(from, ready);
+  } catch (...) {
+    c.dev->release(ready);
+    throw;
+  }
+  c.dev->release(ready);
+  try {
+    retrying([&] { src->dev->copy_to_peer(c.ptr, *c.dev, src->ptr, bytes_, from); });
+  } catch (...) {
+    note_work(*src, from);  // a part may still be in flight
+    c.dev->make_current();
+    throw;
+  }
+  note_work(*src, from);  // the source is read until here
+  for (const auto& [t, e] : src->inflight)
+    if (t == from) c.dev->stream_wait(s, e);  // c's work follows the copy
+  c.dev->make_current();  // the copy made the source device current (CUDA)
+  note_work(c, s);
+  c.valid = true;
+  return true;
+}
+
 // Other devices' copies were made stale by a write on `keep`: their memory
 // is of no use until the data is rewritten there.
 void Buffer::drop_other_copies_locked(const DeviceApi& keep) noexcept {
@@ -239,7 +280,7 @@ const void* Buffer::device_read(DeviceApi& dev, StreamHandle s) {
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
   DeviceCopy& c = ensure_copy_locked(dev, s);
-  if (!c.valid) pull_from_other_device_locked(dev);
+  if (!c.valid && !copy_from_peer_locked(c, s)) pull_from_other_device_locked(dev);
   wait_other_streams(c, s);
   if (!c.valid) copy_in_locked(c, s);
   return c.ptr;
@@ -251,7 +292,7 @@ void* Buffer::device_write(DeviceApi& dev, StreamHandle s, bool keep_contents) {
   if (keep_contents) throw_if_lost_locked();
   {
     DeviceCopy& c = ensure_copy_locked(dev, s);
-    if (keep_contents && !c.valid) pull_from_other_device_locked(dev);
+    if (keep_contents && !c.valid && !copy_from_peer_locked(c, s)) pull_from_other_device_locked(dev);
     wait_other_streams(c, s);
     if (keep_contents && !c.valid) copy_in_locked(c, s);
   }

@@ -32,6 +32,17 @@ double d2h_time_us(const GpuProfile& g, double bytes, bool pinned) {
   if (bytes <= 0) return 0;
   return xfer_us(bytes, pinned ? g.d2h_pinned_gbps : bytes <= kStagedMin ? g.d2h_pageable_gbps : g.d2h_staged_gbps);
 }
+// Between two devices: the driver stages the copy through pinned host
+// memory without peer access; with it the link is faster, so this is an
+// upper bound that history corrects (device-to-device rates are not
+// calibrated yet).
+double peer_time_us(const GpuProfile& g, double bytes) {
+  return xfer_us(bytes, g.d2h_pinned_gbps) + xfer_us(bytes, g.h2d_pinned_gbps);
+}
+double copy_in_us(const GpuProfile& g, const CostRequest& r) {
+  return h2d_time_us(g, static_cast<double>(r.h2d_bytes), r.host_pinned) +
+         peer_time_us(g, static_cast<double>(r.peer_bytes));
+}
 
 namespace {
 
@@ -110,7 +121,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   // more by the staging copy.
   const double host_traffic = xfer_us(static_cast<double>(r.h2d_bytes + r.d2h_bytes) * (r.host_pinned ? 1 : 2),
                                       p.cpu.bw_all_gbps);
-  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double in = copy_in_us(p.gpu, r);
   const double back_out = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   for (Tier t : {Tier::Cuda, Tier::CudaImpl}) {
     if (!(r.tiers & tier_bit(t))) continue;
@@ -131,7 +142,9 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     const double in_s = xfer_us(static_cast<double>(r.h2d_bytes), p.gpu.h2d_staged_gbps);
     const double out_s = xfer_us(static_cast<double>(r.d2h_bytes), p.gpu.d2h_staged_gbps);
     const double fill = xfer_us(kChunkBytes, p.gpu.h2d_staged_gbps) + xfer_us(kChunkBytes, p.gpu.d2h_staged_gbps);
-    Estimate e = make(Tier::CudaStreamed, {p.gpu.launch_us + fill, std::max(in_s, out_s),
+    // (operands on another device come to the host first: the chunks are read there)
+    const double pull = d2h_time_us(p.gpu, static_cast<double>(r.peer_bytes), false);
+    Estimate e = make(Tier::CudaStreamed, {p.gpu.launch_us + fill, pull + std::max(in_s, out_s),
                                            std::max(0.0, n * g_elem * 1e-3 - std::max(in_s, out_s))});
     e.host_traffic_us = host_traffic;
     if (r.d2h_bytes == 0 || moved < 4 * kChunkBytes) {

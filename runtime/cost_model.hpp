@@ -35,7 +35,8 @@ struct CostRequest {
   double bytes_per_elem = 0;      // read + written per element
   double flops_per_elem = 0;      // 0: unknown
   double cpu_ns_per_elem = 0;     // learned per-element CPU cost (0: derive)
-  std::size_t h2d_bytes = 0;      // if run on the GPU: operands to copy in
+  std::size_t h2d_bytes = 0;      // if run on the GPU: operands to copy in from the host
+  std::size_t peer_bytes = 0;     // ... and from another device
   std::size_t d2h_bytes = 0;      // if run on the GPU: results to copy back
   std::size_t cpu_d2h_bytes = 0;  // if run on the CPU: operands valid only on the device
   bool host_pinned = false;
@@ -88,6 +89,9 @@ void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vec
 // Host<->device time for `bytes`, staged when pageable and large.
 double h2d_time_us(const GpuProfile& g, double bytes, bool pinned);
 double d2h_time_us(const GpuProfile& g, double bytes, bool pinned);
+double peer_time_us(const GpuProfile& g, double bytes);
+// A GPU tier's copy-in: from the host and from other devices.
+double copy_in_us(const GpuProfile& g, const CostRequest& r);
 
 // What history knows about one tier in one bucket.
 struct TierHistory {

@@ -58,7 +58,7 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   add(Tier::CpuBlas, make_est(Tier::CpuBlas, 2.0, back, flops / (blas * efficiency(d, 96)) * 1e-3 + epi_cpu));
   add(Tier::CpuTiled, make_est(Tier::CpuTiled, p.cpu.tbb_auto_us, back,
                                flops / (0.65 * peak * efficiency(d, 64)) * 1e-3 + epi_cpu));
-  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double in = copy_in_us(p.gpu, r);
   const double outx = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   const double dev = r.double_precision ? p.gpu.dgemm_gflops : p.gpu.sgemm_gflops;
   const double launch = p.gpu.launch_us + 5.0;  // cuBLAS adds its own set-up
@@ -123,7 +123,7 @@ void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r
   const double bytes = n * (r.elem_bytes + r.value_bytes);
   const double threads = std::max(1, r.threads);
   const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
-  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double in = copy_in_us(p.gpu, r);
   const double outx = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   double serial = 0, parallel = 0, device = 0, launches = 1;
   if (r.op == OpClass::Sort) {
@@ -170,7 +170,7 @@ void spmv_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   const double bytes = nnz * (es + 4) + rows * (4 + es) + cols * es;
   const double threads = std::max(1, r.threads);
   const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
-  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double in = copy_in_us(p.gpu, r);
   const double chain = (nnz + rows) * 0.4e-3;
   auto add = [&](Tier t, Estimate e) {
     if (r.tiers & tier_bit(t)) out.push_back(e);
@@ -218,7 +218,7 @@ void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vec
   // gpu-naive writes and reads the scores three times more; gpu-flash keeps
   // them on chip but computes on CUDA cores (no tensor cores): a fraction of
   // cuBLAS's rate in both.
-  const double in = h2d_time_us(p.gpu, static_cast<double>(r.h2d_bytes), r.host_pinned);
+  const double in = copy_in_us(p.gpu, r);
   const double outx = d2h_time_us(p.gpu, static_cast<double>(r.d2h_bytes), r.host_pinned);
   const double rate = (r.double_precision ? p.gpu.dgemm_gflops : p.gpu.sgemm_gflops);
   add(Tier::GpuNaive, make_est(Tier::GpuNaive, 3 * p.gpu.launch_us, in + outx,

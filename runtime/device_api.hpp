@@ -58,6 +58,12 @@ class DeviceApi {
   virtual void copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle s,
                             bool host_pinned) = 0;
   virtual void copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) = 0;
+  // Copies to another device of the runtime: whether this device can copy
+  // into `to`'s memory itself (CUDA: any other CUDA device; directly with
+  // peer access, else staged by the driver), and the copy, queued on this
+  // device's stream s (the caller orders `to`'s streams after it).
+  virtual bool reaches(const DeviceApi& /*to*/) const { return false; }
+  virtual void copy_to_peer(void* dst, DeviceApi& to, const void* src, std::size_t bytes, StreamHandle s) = 0;
 
   virtual EventHandle record(StreamHandle s) = 0;      // nullptr: nothing pending
   virtual void stream_wait(StreamHandle s, EventHandle e) = 0;

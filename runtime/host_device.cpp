@@ -79,6 +79,18 @@ void HostDevice::copy_on_device(void* dst, const void* src, std::size_t bytes, S
   if (bytes) run_on(s, [=] { std::memmove(dst, src, bytes); });
 }
 
+bool HostDevice::reaches(const DeviceApi& to) const {
+  return &to != this && peer_access_.load() && dynamic_cast<const HostDevice*>(&to) != nullptr;
+}
+
+void HostDevice::copy_to_peer(void* dst, DeviceApi&, const void* src, std::size_t bytes, StreamHandle s) {
+  fault_point(FaultKind::Copy, "device-to-device copy");
+  fail_if_broken("device-to-device copy");
+  CopyTrace trace(*this, s, SpanKind::D2D, bytes);
+  ++peer_copies;
+  if (bytes) run_on(s, [=] { std::memcpy(dst, src, bytes); });
+}
+
 void HostDevice::stream_wait(StreamHandle s, EventHandle e) {
   if (streams_) streams_->wait(s, e);
 }

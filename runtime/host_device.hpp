@@ -55,6 +55,11 @@ class HostDevice final : public DeviceApi {
   void copy_to_device(void* dst, const void* src, std::size_t bytes, StreamHandle s, bool host_pinned) override;
   void copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle s, bool host_pinned) override;
   void copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) override;
+  // Peer copies between HostDevices, once switched on (a GPU pair with
+  // peer access); off, data moves between devices through the host.
+  bool reaches(const DeviceApi& to) const override;
+  void set_peer_access(bool on) noexcept { peer_access_.store(on); }
+  void copy_to_peer(void* dst, DeviceApi& to, const void* src, std::size_t bytes, StreamHandle s) override;
   EventHandle record(StreamHandle s) override { return streams_ ? streams_->record(s) : nullptr; }
   void stream_wait(StreamHandle s, EventHandle e) override;
   void host_wait(EventHandle e) override;
@@ -76,7 +81,7 @@ class HostDevice final : public DeviceApi {
   void break_for_good() noexcept { broken_.store(true); }
 
   // Counters the tests read to see which transitions copied data.
-  std::atomic<std::size_t> h2d_copies{0}, d2h_copies{0}, d2d_copies{0};
+  std::atomic<std::size_t> h2d_copies{0}, d2h_copies{0}, d2d_copies{0}, peer_copies{0};  // peer: out of this one
 
  private:
   HostDevice(PoolOptions options, std::unique_ptr<EmulatedStreams> streams);
@@ -86,6 +91,7 @@ class HostDevice final : public DeviceApi {
 
   int index_ = 0;
   std::atomic<bool> broken_{false};
+  std::atomic<bool> peer_access_{false};
   std::unique_ptr<EmulatedStreams> streams_;  // null: synchronous
   EmulatedUpstream upstream_;
   MemoryPool pool_;

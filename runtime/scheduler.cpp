@@ -81,11 +81,11 @@ std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDe
 // retry and the CPU fallback cover them.
 constexpr std::size_t kRoomCheckBytes = std::size_t{64} << 20;
 
-// What the device can still provide: the driver's free memory plus what the
-// pool caches, within the pool's limit. Unknown (unbounded) if the device
-// cannot say.
-std::size_t device_room(RuntimeState& st) {
-  DeviceApi* dev = st.device();
+// What the device the call would run on can still provide: the driver's
+// free memory plus what the pool caches, within the pool's limit. Unknown
+// (unbounded) if the device cannot say.
+std::size_t device_room(RuntimeState& st, const CallDesc& d) {
+  DeviceApi* dev = st.device_count() > 1 ? st.device_at(device_slot_for(st, d)) : st.device();
   if (!dev) return static_cast<std::size_t>(-1);
   try {
     const PoolStats s = dev->pool().stats();
@@ -106,7 +106,8 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
   q.bytes_per_elem = site.hint().bytes_per_elem > 0 ? site.hint().bytes_per_elem : d.bytes_per_elem;
   q.flops_per_elem = site.hint().flops_per_elem;
   q.cpu_ns_per_elem = learned_ns_per_elem(st, slot);
-  q.h2d_bytes = d.h2d_bytes;
+  q.peer_bytes = static_cast<std::size_t>(static_cast<double>(d.h2d_bytes) * d.peer_share / 255.0);
+  q.h2d_bytes = d.h2d_bytes - std::min(q.peer_bytes, d.h2d_bytes);
   q.d2h_bytes = d.d2h_bytes;
   q.device_need = d.h2d_bytes + d.d2h_bytes;
   q.cpu_d2h_bytes = d.cpu_d2h_bytes;
@@ -141,7 +142,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
     if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
   }
   CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us);
-  if (q.gpu_ok && q.device_need >= kRoomCheckBytes) q.device_room = device_room(st);
+  if (q.gpu_ok && q.device_need >= kRoomCheckBytes) q.device_room = device_room(st, d);
   auto est = estimate(st.profile(), q);
   const std::int64_t now = now_ns();
   const HistoryView hv = history_view(b, est, d.n, now);

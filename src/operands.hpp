@@ -86,16 +86,15 @@ inline void describe_axis(CallDesc& d, ScalarType t, const AxisSplit& s) {
 // move), for ops whose results stay where they are computed.
 inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
   bool all = true, any = false;
+  std::size_t peer = 0;
   for (const Buffer* b : bufs) {
     if (!b) continue;
     const int where = b->device();  // -1: valid on no device
-    const bool dev = where >= 0;
-    if (dev && d.resident_device < 0) d.resident_device = device_byte(where);
-    if (!dev) d.h2d_bytes += b->bytes();
+    all &= count_copy_in(d, *b, where, b->bytes(), peer);
     if (!b->valid_on_host()) d.cpu_d2h_bytes += b->bytes();
-    all &= dev;
-    any |= dev;
+    any |= where >= 0;
   }
+  set_peer_share(d, peer);
   d.all_on_device = all && bufs.size() > 0;
   d.any_on_device = any;
   d.gpu_capable = VEDA_HAS_CUDA;

@@ -284,6 +284,11 @@ void RuntimeState::add_cuda_devices() {
         std::make_unique<cuda::CudaDevice>(gpu.devices[static_cast<std::size_t>(index)], config, host_copy));
     gpu.in_use.push_back(index);
   }
+  if (devices_.size() > 1) {
+    std::vector<cuda::CudaDevice*> all;
+    for (auto& d : devices_) all.push_back(static_cast<cuda::CudaDevice*>(d.get()));
+    for (const std::string& line : cuda::enable_peer_access(all)) log().info("{}", line);
+  }
   devices_.front()->make_current();  // each constructor made its own device current
 }
 #endif

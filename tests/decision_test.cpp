@@ -97,6 +97,25 @@ TEST_CASE("large device-resident data runs on the GPU") {
   CHECK(c.reason == "data resident on device");
 }
 
+TEST_CASE("operands on another device count their copy: data resident elsewhere is not free") {
+  // A call asking for device 0 over data on device 1 moves it first; until
+  // device-to-device rates are calibrated, at the host links' rates.
+  const auto p = profile("profile_h100.json");
+  CostRequest r = saxpy(std::size_t{1} << 24, true);
+  r.h2d_bytes = r.d2h_bytes = 0;
+  auto cuda = [&](const CostRequest& q) {
+    for (const auto& e : estimate(p, q))
+      if (e.tier == Tier::Cuda) return e;
+    return Estimate{};
+  };
+  const Estimate here = cuda(r);
+  r.peer_bytes = 8 << 24;  // both inputs on the other device
+  const Estimate there = cuda(r);
+  const double moved = 8.0 * (1 << 24);
+  CHECK(there.transfer_us == doctest::Approx(here.transfer_us + peer_time_us(p.gpu, moved)));
+  CHECK(peer_time_us(p.gpu, moved) > h2d_time_us(p.gpu, moved, true));  // through the host: both links
+}
+
 TEST_CASE("large host-only but transfer-bound maps stay on the CPU") {
   const auto p = profile("profile_h100.json");
   const Choice c = decide(p, saxpy(std::size_t{1} << 24, true));

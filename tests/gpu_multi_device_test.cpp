@@ -5,7 +5,9 @@
 // for device 1 runs there (its result is valid on device 1 only); a map over
 // that result runs on device 1 without asking (where its data is); a matmul
 // asking for device 0 over operands on device 1 gives exact values (the data
-// moved through the host); and every used device's pool holds memory. With
+// moved through the host, whose copy was valid); a map asking for device 0
+// over data only device 1 holds copies it device to device, leaving the
+// host stale; and every used device's pool holds memory. With
 // one GPU those cases report that they were skipped.
 #include <doctest/doctest.h>
 
@@ -74,8 +76,19 @@ TEST_CASE("with two GPUs, calls run where they are asked to, else where their da
   auto anywhere = veda::gpu(multi_device_test::Twice{}, {.tier = "cuda"});
   veda::Array<float> c = anywhere(b);  // b is on device 1: so is this call
   CHECK(c.valid_on_device(1));
-  for (std::size_t i : {std::size_t{0}, std::size_t{1023}, n - 1})
+  // c is on device 1 only: a call asking for device 0 copies it over device
+  // to device (cudaMemcpyPeerAsync), and the host copy stays stale.
+  REQUIRE_FALSE(c.valid_on_host());
+  auto on0 = veda::gpu(multi_device_test::Twice{}, {.device = 0, .tier = "cuda"});
+  veda::Array<float> e = on0(c);
+  CHECK(e.valid_on_device(0));
+  CHECK(c.valid_on_device(0));
+  CHECK(c.valid_on_device(1));
+  CHECK_FALSE(c.valid_on_host());
+  for (std::size_t i : {std::size_t{0}, std::size_t{1023}, n - 1}) {
     CHECK(c[i] == 4.0f * static_cast<float>(i % 1024));
+    CHECK(e[i] == 8.0f * static_cast<float>(i % 1024));
+  }
 
   veda::Array<float> x = iota(64, 48);
   veda::Array<float> y = iota(48, 32);

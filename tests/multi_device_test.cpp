@@ -5,7 +5,9 @@
 // frees the others' stale copies, readers on two devices each get their own
 // copy, a device out of memory leaves the data where it was, and shutdown
 // brings data home from every device. Which device a GPU call runs on: the
-// one it asks for, else where its data is, else the least used.
+// one it asks for, else where its data is, else the least used. Devices that
+// reach each other (peer access) copy straight over, not through the host,
+// and a GPU tier counts the bytes it would copy in from either.
 //
 // ctest runs this with VEDA_EMULATE_DEVICES=3: three asynchronous
 // host-emulated devices (random delays on their streams), so a missing wait
@@ -17,6 +19,8 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "runtime/host_device.hpp"
@@ -147,6 +151,117 @@ TEST_CASE("readers on two devices at once each get their own copy") {
     CHECK(s1 == want);
     a.host()[0] = 0;  // stale everywhere again: the next round copies in anew
   }
+}
+
+// Devices that reach each other (CUDA peer copies): a copy goes straight
+// from one to the other on the source's stream, ordered after the work that
+// wrote it and before the work that reads it, with no host wait.
+void peer_access(Running& r, bool on) {
+  for (std::size_t i = 0; i < r.st().device_count(); ++i) r.dev(i).set_peer_access(on);
+}
+
+TEST_CASE("with peer access a read on another device copies straight over, not through the host") {
+  Running r;
+  peer_access(r, true);
+  HostDevice& d0 = r.dev(0);
+  HostDevice& d2 = r.dev(2);
+  for (std::size_t n : {std::size_t{1}, std::size_t{97}, std::size_t{1} << 20}) {
+    CAPTURE(n);
+    Array<int> a(n);
+    write_on(d0, a, 3);  // the only valid copy is on device 0
+    const std::size_t peer = d0.peer_copies, d2h = d0.d2h_copies, h2d = d2.h2d_copies;
+    CHECK(sum_on(d2, a) == 3 * static_cast<std::int64_t>(n));
+    CHECK(d0.peer_copies == peer + 1);
+    CHECK(d0.d2h_copies == d2h);  // nothing through the host...
+    CHECK(d2.h2d_copies == h2d);
+    CHECK_FALSE(a.valid_on_host());  // ...which stays stale
+    CHECK(a.valid_on_device(0));
+    CHECK(a.valid_on_device(2));
+    CHECK(sum_on(d2, a) == 3 * static_cast<std::int64_t>(n));
+    CHECK(d0.peer_copies == peer + 1);  // valid there now: no copy
+    CHECK(a[n - 1] == 3);               // the host reads it back when asked
+  }
+}
+
+TEST_CASE("with peer access a chain of writes across devices keeps every value") {
+  // Each step adds on the next device (a read-modify-write copied over from
+  // the previous one): a copy that overtook the write before it, or a write
+  // that overtook the copy reading its input, gives a wrong sum.
+  Running r;
+  peer_access(r, true);
+  constexpr std::size_t n = 4099;
+  Array<int> a(std::vector<int>(n, 1));
+  int expect = 1;
+  for (int step = 0; step < 30; ++step) {
+    HostDevice& d = r.dev(static_cast<std::size_t>(step % 3));
+    write_on(d, a, step, /*keep=*/true);
+    expect += step;
+    CHECK(sum_on(r.dev(static_cast<std::size_t>((step + 1) % 3)), a) == std::int64_t{expect} * n);
+  }
+  CHECK(a.to_vector() == std::vector<int>(n, expect));
+  std::size_t peers = 0;
+  for (std::size_t i = 0; i < 3; ++i) peers += r.dev(i).peer_copies;
+  CHECK(peers == 30);  // one per read; each write finds the copy its device just read
+}
+
+TEST_CASE("with peer access readers on two devices copy from a third at once") {
+  Running r;
+  peer_access(r, true);
+  Array<int> a(std::vector<int>(1 << 16));
+  for (int round = 0; round < 20; ++round) {
+    write_on(r.dev(0), a, round);  // only device 0 holds it
+    std::int64_t s1 = 0, s2 = 0;
+    std::thread t1([&] { s1 = sum_on(r.dev(1), a); });
+    std::thread t2([&] { s2 = sum_on(r.dev(2), a); });
+    t1.join();
+    t2.join();
+    CHECK(s1 == std::int64_t{round} << 16);
+    CHECK(s2 == std::int64_t{round} << 16);
+  }
+}
+
+TEST_CASE("a failed peer copy leaves the data where it was") {
+  Running r;
+  peer_access(r, true);
+  Array<int> a(1000);
+  write_on(r.dev(1), a, 6);
+  r.dev(1).break_for_good();  // its copies fail from now on
+  CHECK_THROWS_AS(a.buffer()->device_read(r.dev(0), r.dev(0).stream()), veda::DeviceFault);
+  CHECK_FALSE(a.valid_on_device(0));
+  CHECK(a.valid_on_device(1));
+}
+
+TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from another device") {
+  using veda::detail::CallDesc;
+  using veda::detail::count_copy_in;
+  Running r;
+  Array<int> on1(1000), host(500), both(250);
+  on1.to_device(1);
+  both.to_device(0);
+  both.to_device(1);  // read on two devices: valid on both
+  auto describe = [&](int asked) {
+    CallDesc d;
+    d.device = veda::detail::device_byte(asked);
+    std::size_t peer = 0;
+    bool all = true;
+    for (const Array<int>* a : {&on1, &host, &both}) all &= count_copy_in(d, *a, a->device(), a->bytes(), peer);
+    veda::detail::set_peer_share(d, peer);
+    return std::make_pair(d, all);
+  };
+  // Not asked: it would run where the first operand is (device 1).
+  auto [d, all] = describe(-1);
+  CHECK(d.resident_device == 1);
+  CHECK(d.h2d_bytes == 500 * sizeof(int));  // only the host operand
+  CHECK(unsigned{d.peer_share} == 0);
+  CHECK_FALSE(all);
+  // Asked for device 0: on1 comes from device 1, host from the host.
+  std::tie(d, all) = describe(0);
+  CHECK(d.h2d_bytes == 1500 * sizeof(int));
+  CHECK(unsigned{d.peer_share} == 170);  // 1000 of 1500 bytes, in 255ths
+  // Asked for device 2: both operands held on devices come over.
+  std::tie(d, all) = describe(2);
+  CHECK(d.h2d_bytes == 1750 * sizeof(int));
+  CHECK(unsigned{d.peer_share} == static_cast<unsigned>(255.0 * 1250 / 1750 + 0.5));
 }
 
 TEST_CASE("a device out of memory leaves the data on the device that has it") {

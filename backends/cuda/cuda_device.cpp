@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <utility>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -215,6 +216,41 @@ void CudaDevice::copy_on_device(void* dst, const void* src, std::size_t bytes, S
   make_current();
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(s)),
         "cudaMemcpyAsync D2D");
+}
+
+bool CudaDevice::reaches(const DeviceApi& to) const {
+  return &to != this && dynamic_cast<const CudaDevice*>(&to) != nullptr;
+}
+
+void CudaDevice::copy_to_peer(void* dst, DeviceApi& to, const void* src, std::size_t bytes, StreamHandle s) {
+  if (bytes == 0) return;
+  fault_point(FaultKind::Copy, "device-to-device copy");
+  CopyTrace trace(*this, s, SpanKind::D2D, bytes);
+  make_current();  // s is this device's stream
+  check(cudaMemcpyPeerAsync(dst, to.index(), src, info_.index, bytes, static_cast<cudaStream_t>(s)),
+        "cudaMemcpyPeerAsync");
+}
+
+std::vector<std::string> enable_peer_access(const std::vector<CudaDevice*>& devices) {
+  std::vector<std::string> lines;
+  for (CudaDevice* a : devices)
+    for (CudaDevice* b : devices) {
+      if (a->index() >= b->index()) continue;
+      int ab = 0, ba = 0;
+      cudaDeviceCanAccessPeer(&ab, a->index(), b->index());
+      cudaDeviceCanAccessPeer(&ba, b->index(), a->index());
+      bool on = ab && ba;
+      for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+        if (!on) break;
+        from->make_current();
+        const cudaError_t e = cudaDeviceEnablePeerAccess(to->index(), 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) on = false;
+        cudaGetLastError();  // (clears AlreadyEnabled, not sticky)
+      }
+      lines.push_back("GPU " + std::to_string(a->index()) + " <-> GPU " + std::to_string(b->index()) +
+                      (on ? ": peer access (direct copies)" : ": no peer access (copies staged through the host)"));
+    }
+  return lines;
 }
 
 EventHandle CudaDevice::record(StreamHandle s) { return upstream_.record(s); }

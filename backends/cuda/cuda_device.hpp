@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/gpu_trace.hpp"
@@ -40,6 +41,13 @@ class CudaUpstream final : public Upstream {
   std::vector<cudaEvent_t> spare_;
 };
 
+// Turns on peer access between every pair of `devices` that supports it
+// (cudaDeviceEnablePeerAccess, both directions), so that copies between
+// them go over NVLink or PCIe directly; returns one line per pair saying
+// which way their copies go.
+class CudaDevice;
+std::vector<std::string> enable_peer_access(const std::vector<CudaDevice*>& devices);
+
 class CudaDevice final : public DeviceApi {
  public:
   static constexpr int kStreams = 4;
@@ -63,6 +71,10 @@ class CudaDevice final : public DeviceApi {
   void copy_to_host(void* dst, const void* src, std::size_t bytes, StreamHandle s,
                     bool host_pinned) override;
   void copy_on_device(void* dst, const void* src, std::size_t bytes, StreamHandle s) override;
+  // Any other CUDA device: cudaMemcpyPeerAsync goes over the link with peer
+  // access (enable_peer_access), else the driver stages it through the host.
+  bool reaches(const DeviceApi& to) const override;
+  void copy_to_peer(void* dst, DeviceApi& to, const void* src, std::size_t bytes, StreamHandle s) override;
   EventHandle record(StreamHandle s) override;
   void stream_wait(StreamHandle s, EventHandle e) override;
   void host_wait(EventHandle e) override;

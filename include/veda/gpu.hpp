@@ -73,28 +73,28 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   d.n = n;
   d.type_key = &type_tag<Key, R, A...>;
   d.bytes_per_elem = detail::bytes16(sizeof(R) + (0 + ... + (is_range_v<A> ? sizeof(elem_t<A>) : 0)));
+  d.device = device_byte(o.device);
   bool all_dev = true, all_pinned = true, ranges = false;
+  std::size_t peer = 0;
   auto visit = [&](const auto& x) {
     using X = std::remove_cvref_t<decltype(x)>;
     if constexpr (is_range_v<X>) {
       ranges = true;
       const std::size_t bytes = n * sizeof(elem_t<X>);
-      bool on_dev = false, on_host = true, pinned = false;
       if constexpr (is_array_v<X>) {
         const int dev = x.device();  // -1: valid on no device
-        on_dev = dev >= 0;
-        on_host = x.valid_on_host();
-        pinned = x.pinned_host();
-        if (on_dev && d.resident_device < 0) d.resident_device = device_byte(dev);
+        all_dev &= count_copy_in(d, x, dev, bytes, peer);
+        if (!x.valid_on_host()) d.cpu_d2h_bytes += bytes;
+        d.any_on_device |= dev >= 0;
+        all_pinned &= x.pinned_host();
+      } else {
+        d.h2d_bytes += bytes;
+        all_dev = all_pinned = false;
       }
-      if (!on_dev) d.h2d_bytes += bytes;
-      if (!on_host) d.cpu_d2h_bytes += bytes;
-      d.any_on_device |= on_dev;
-      all_dev &= on_dev;
-      all_pinned &= pinned;
     }
   };
   (visit(a), ...);
+  set_peer_share(d, peer);
   d.all_on_device = ranges && all_dev;
   d.host_pinned = ranges && all_pinned;
   d.d2h_bytes = result_to_host ? n * sizeof(R) : 0;
@@ -102,7 +102,6 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   d.nvcc_site = VEDA_GPU_SITE;
   d.placement = o.placement;
   d.strict = o.strict;
-  d.device = device_byte(o.device);
   return d;
 }
 

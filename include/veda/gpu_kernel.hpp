@@ -133,7 +133,8 @@ class GpuKernel {
   detail::CallDesc describe(const A&... a) const {
     detail::CallDesc d;
     d.type_key = &detail::type_tag<GpuKernel, A...>;
-    std::size_t bytes = 0;
+    d.device = detail::device_byte(opt_.device);
+    std::size_t bytes = 0, peer = 0;
     bool all_dev = true, ranges = false;
     auto visit = [&](const auto& x, bool out) {
       using X = std::remove_cvref_t<decltype(x)>;
@@ -142,22 +143,20 @@ class GpuKernel {
         d.n = std::max(d.n, x.size());
         bytes += sizeof(detail::elem_t<X>);
         const std::size_t b = x.size() * sizeof(detail::elem_t<X>);
-        bool on_dev = false, on_host = true;
         if constexpr (detail::is_array_v<X>) {
           const int dev = x.device();  // -1: valid on no device
-          on_dev = dev >= 0;
-          on_host = x.valid_on_host();
-          if (on_dev && d.resident_device < 0) d.resident_device = detail::device_byte(dev);
-        } else if (out) {
-          d.d2h_bytes += b;  // host results come back
+          all_dev &= detail::count_copy_in(d, x, dev, b, peer);
+          if (!x.valid_on_host()) d.cpu_d2h_bytes += b;
+          d.any_on_device |= dev >= 0;
+        } else {
+          if (out) d.d2h_bytes += b;  // host results come back
+          d.h2d_bytes += b;
+          all_dev = false;
         }
-        if (!on_dev) d.h2d_bytes += b;
-        if (!on_host) d.cpu_d2h_bytes += b;
-        d.any_on_device |= on_dev;
-        all_dev &= on_dev;
       }
     };
     (visit(a, detail::mutable_range_v<A>), ...);
+    detail::set_peer_share(d, peer);
     d.bytes_per_elem = detail::bytes16(bytes);
     d.all_on_device = ranges && all_dev;
     d.gpu_capable = kHasCuda;
@@ -165,7 +164,6 @@ class GpuKernel {
     d.placement = opt_.placement;
     d.strict = opt_.strict;
     d.forced_tier = forced_;
-    d.device = detail::device_byte(opt_.device);
     return d;
   }
 

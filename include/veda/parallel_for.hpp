@@ -119,24 +119,23 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
       std::max<std::size_t>(1, (0 + ... + (sizeof(typename U::value_type) * (U::access == Access::ReadWrite ? 2 : 1)))));
   d.ndims = static_cast<std::uint8_t>(N);
   for (std::size_t k = 0; k < N; ++k) d.dims[k] = b.hi[k] - b.lo[k];
+  d.device = device_byte(o.device);
   bool all_dev = true, all_pinned = true;
+  std::size_t peer = 0;
   auto visit = [&](const auto& use) {
     const auto& a = *use.array;
     const int dev = a.device();  // -1: valid on no device
-    const bool on_dev = dev >= 0;
-    if (!on_dev) d.h2d_bytes += a.bytes();
+    all_dev &= count_copy_in(d, a, dev, a.bytes(), peer);
     if (!a.valid_on_host()) d.cpu_d2h_bytes += a.bytes();
-    d.any_on_device |= on_dev;
-    all_dev &= on_dev;
-    if (on_dev && d.resident_device < 0) d.resident_device = device_byte(dev);
+    d.any_on_device |= dev >= 0;
     all_pinned &= a.pinned_host();
   };
   (visit(u), ...);
+  set_peer_share(d, peer);
   d.all_on_device = sizeof...(U) > 0 && all_dev;
   d.host_pinned = sizeof...(U) > 0 && all_pinned;
   d.gpu_capable = VEDA_GPU_SITE && device_callable_v<F>;
   d.nvcc_site = VEDA_GPU_SITE;
-  d.device = device_byte(o.device);
   d.placement = o.placement;
   d.strict = o.strict;
   d.forced_tier = parse_tier(o.tier);

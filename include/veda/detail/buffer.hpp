@@ -4,7 +4,9 @@
 // stale (MSI style): reading one side copies in only if that side is stale;
 // writing one side makes every other copy stale. A device copy that another
 // device made stale is freed at once (its memory is of no use until the data
-// is rewritten there); copies between devices go through the host. Device
+// is rewritten there). Data another device holds is copied straight over
+// when that device reaches this one (DeviceApi::reaches: CUDA peer copies),
+// else through the host; a valid host copy is always the source. Device
 // work queued on a copy is recorded as one event per stream that used it
 // (concurrent readers on two streams leave two), and the copy-in that makes
 // the copy valid is recorded too: work on another stream of that device, a
@@ -69,7 +71,7 @@ class Buffer {
   void* host_overwrite();
 
   // Device side, on stream `s` of `dev`. device_read() copies in if dev's
-  // copy is stale (through the host when another device holds the data).
+  // copy is stale (from another device that holds the data, see above).
   // device_write() makes the host copy and other devices' copies stale; with
   // keep_contents it first brings dev's copy up to date (a
   // read-modify-write), without it the old contents may be discarded.
@@ -106,6 +108,7 @@ class Buffer {
   void track_before_placing(DeviceApi& dev);
   void pull_to_host_locked();
   void pull_from_other_device_locked(const DeviceApi& dev);
+  bool copy_from_peer_locked(DeviceCopy& c, StreamHandle s);
   void drop_other_copies_locked(const DeviceApi& keep) noexcept;
   static void release_copy(DeviceCopy& c) noexcept;
   void throw_if_lost_locked() const;

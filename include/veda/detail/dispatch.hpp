@@ -69,7 +69,7 @@ constexpr std::int8_t device_byte(int i) noexcept { return static_cast<std::int8
 struct CallDesc {
   std::size_t n = 0;                // elements
   const TypeKey* type_key = nullptr; // distinguishes element types at one site
-  std::size_t h2d_bytes = 0;        // on the GPU: operand bytes valid only on the host
+  std::size_t h2d_bytes = 0;        // on the GPU: operand bytes to copy in (see peer_share)
   std::size_t d2h_bytes = 0;        // on the GPU: result bytes that must come back
   std::size_t cpu_d2h_bytes = 0;    // on the CPU: operand bytes valid only on the device
   // Ops (matmul, sort, scan, transpose): the shape the cost model needs.
@@ -77,7 +77,10 @@ struct CallDesc {
   std::uint16_t bytes_per_elem = 0; // read + written per element (bytes16: saturated)
   std::int8_t device = -1;          // the device the call asks for (its options), -1: any
   std::int8_t resident_device = -1; // a device holding an operand's valid copy, -1: none
-  std::uint32_t exclude_tiers = 0;  // tier_bit()s of the site's tiers this call may not use
+  std::uint32_t exclude_tiers : 24 = 0;  // tier_bit()s of the site's tiers this call may not use
+  // Of h2d_bytes, the part (in 255ths) held by another device rather than
+  // the host (several devices: see count_copy_in).
+  std::uint32_t peer_share : 8 = 0;
   float gpu_setup_us = 0;           // the cuda tier's one-off cost (compiling a generated kernel)
   std::uint8_t elem_bytes = 0;      // element (key) size
   std::uint8_t value_bytes = 0;     // sort: value size of key-value pairs
@@ -93,7 +96,7 @@ struct CallDesc {
   bool linear : 1 = false;          // GEMM with a bias + activation epilogue
 };
 static_assert(sizeof(CallDesc) <= 80, "CallDesc: see the size note above it");
-static_assert(kTierCount < 32, "CallDesc::forced_tier holds a tier in 5 bits");
+static_assert(kTierCount < 24, "CallDesc: forced_tier holds a tier in 5 bits, exclude_tiers 24 tier bits");
 
 // "serial", "tbb-static", ... -> Tier; "" -> Tier::Count. Throws
 // veda::InvalidArgument naming the unknown tier.
@@ -137,6 +140,27 @@ struct Plan {
   std::int64_t t0 = 0;
 };
 static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
+
+// Adds one operand of `bytes` to a GPU tier's copy-in. The tier runs on
+// the device the call asks for (d.device), else on the first device holding
+// an operand (d.resident_device, which this sets; placement.cpp's
+// device_slot_for): an operand valid there adds nothing, any other adds its
+// bytes, which `peer` also counts when another device holds them. `a` is
+// the operand's Array or Buffer, `dev` its device() (read once by the
+// caller); a second device is asked about only when several hold data.
+// Returns whether the operand is valid on that device.
+template <class A>
+bool count_copy_in(CallDesc& d, const A& a, int dev, std::size_t bytes, std::size_t& peer) {
+  if (dev >= 0 && d.resident_device < 0) d.resident_device = device_byte(dev);
+  const int target = d.device >= 0 ? d.device : d.resident_device;
+  if (dev >= 0 && (dev == target || a.valid_on_device(target))) return true;
+  d.h2d_bytes += bytes;
+  if (dev >= 0) peer += bytes;
+  return false;
+}
+inline void set_peer_share(CallDesc& d, std::size_t peer) noexcept {
+  if (peer) d.peer_share = static_cast<std::uint8_t>(255.0 * static_cast<double>(peer) / static_cast<double>(d.h2d_bytes) + 0.5);
+}
 
 // A call's size bucket (log2 of its length) and its operands' residency:
 // with the site and element type, what its history is kept by.
