@@ -205,9 +205,9 @@ bool Buffer::copy_from_peer_locked(DeviceCopy& c, StreamHandle s) {
     throw;
   }
   note_work(*src, from);  // the source is read until here
+  c.dev->make_current();  // the copy made the source device current (CUDA)
   for (const auto& [t, e] : src->inflight)
     if (t == from) c.dev->stream_wait(s, e);  // c's work follows the copy
-  c.dev->make_current();  // the copy made the source device current (CUDA)
   note_work(c, s);
   c.valid = true;
   return true;
