@@ -53,13 +53,15 @@ TEST_CASE("map and filter chains equal serial loops") {
       CAPTURE(n);
       const auto v = numbers(n);
       std::vector<std::int64_t> squares, kept, mixed;
-      std::int64_t total = 0;
+      std::int64_t total = 0, sum_squares = 0;
       for (auto x : v) {
         squares.push_back(x * x);
+        sum_squares += x * x;
         if (x % 3 == 0) kept.push_back(x);
         if ((x * 2) % 5 != 0) total += x * 2 + 1;
       }
       CHECK(veda::par_iter(v).map([](std::int64_t x) { return x * x; }).collect() == squares);
+      CHECK(veda::par_iter(v).map([](std::int64_t x) { return x * x; }).sum() == sum_squares);  // 1:1 into lanes
       CHECK(veda::par_iter(v).filter([](std::int64_t x) { return x % 3 == 0; }).collect() == kept);
       CHECK(veda::par_iter(v)
                 .map([](std::int64_t x) { return x * 2; })
@@ -217,17 +219,21 @@ TEST_CASE("an exception cancels the work and reaches the caller") {
 TEST_CASE("deterministic float sums are bitwise identical across thread counts") {
   std::vector<float> v(2'000'003);
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1.0f / static_cast<float>(1 + i % 977);
-  std::vector<std::uint32_t> seen;
+  std::vector<std::uint32_t> seen, seen2;
   for (int t : kThreads) {
     Runtime rt(t, true);
     for (int rep = 0; rep < 2; ++rep) {
       const float s = veda::par_iter(v).map([](float x) { return x * 3.0f; }).filter([](float x) { return x > 0.01f; }).sum();
-      std::uint32_t b;
-      std::memcpy(&b, &s, 4);
-      seen.push_back(b);
+      const float m = veda::par_iter(v).map([](float x) { return x * 3.0f; }).sum();  // 1:1: straight into lanes
+      std::uint32_t b[2];
+      std::memcpy(&b[0], &s, 4);
+      std::memcpy(&b[1], &m, 4);
+      seen.push_back(b[0]);
+      seen2.push_back(b[1]);
     }
   }
   CHECK(std::all_of(seen.begin(), seen.end(), [&](auto b) { return b == seen.front(); }));
+  CHECK(std::all_of(seen2.begin(), seen2.end(), [&](auto b) { return b == seen2.front(); }));
 }
 
 TEST_CASE("the plan is visible through last_decision") {

@@ -159,18 +159,21 @@ class Runner {
 
   template <std::size_t I, std::size_t E, class Feed, class R>
   auto phase_cpu(const Feed& raw, const R& r, const Plan& p, const CallDesc& d) {
-    const Feed feed = bound(raw);
-    auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {
+    // The feed and range by value: the compiler then keeps their fields in
+    // registers across a leaf's loop (by reference it reloaded them for
+    // every element, and a map -> sum did not vectorise).
+    auto run = [&st = st_, feed = bound(raw), r](std::size_t j0, std::size_t j1, auto& sink) {
       for (std::size_t j = j0; j < j1; ++j)
-        if (!apply<I, E>(st_, r, r.lo + j, feed.get(r.lo + j), sink)) return false;
+        if (!apply<I, E>(st, r, r.lo + j, feed.get(r.lo + j), sink)) return false;
       return true;
     };
-    return finish<E>(p, d, r.hi - r.lo, !L::has_filter(I, E), run);
+    return finish<E>(p, d, r.hi - r.lo, std::bool_constant<!L::has_filter(I, E)>{}, run);
   }
 
   // Runs the terminal (E == N) or materialises for the next phase.
-  template <std::size_t E, class Run>
-  auto finish(const Plan& p, const CallDesc& d, std::size_t count, bool one_to_one, const Run& run) {
+  // OneToOne: std::true_type when every input element yields one value.
+  template <std::size_t E, class OneToOne, class Run>
+  auto finish(const Plan& p, const CallDesc& d, std::size_t count, OneToOne one_to_one, const Run& run) {
     using Out = value_at_t<V0, Stages, E>;
     if constexpr (E == N) {
       auto result = term_.template cpu<Out>(rt_, p, count, one_to_one, run);

@@ -140,7 +140,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         if (!apply<K, E>(self.st_, r, r.lo + j, in[j], sink)) return false;
       return true;
     };
-    return self.template finish<E>(p, d, in.size(), !L::has_filter(K, E), run);
+    return self.template finish<E>(p, d, in.size(), std::bool_constant<!L::has_filter(K, E)>{}, run);
   }
 
   // Host source -> gpu_maps -> collect, in chunks through pinned staging.
@@ -233,7 +233,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         });
         return 0;
       } else {
-        return self.term_.template cpu<VOut>(rt, cpu, count - g, true, cpu_run(g));
+        return self.term_.template cpu<VOut>(rt, cpu, count - g, std::true_type{}, cpu_run(g));
       }
     }();
     helper.join();
@@ -251,7 +251,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
             run(j0, j1, sink);
           });
         } else {
-          gpu_part = self.term_.template cpu<VOut>(rt, cpu, g, true, run);
+          gpu_part = self.term_.template cpu<VOut>(rt, cpu, g, std::true_type{}, run);
         }
       }
     }

@@ -65,9 +65,9 @@ struct Reduce {
   static constexpr bool device_ok = device_callable_v<Op> && std::is_trivially_copyable_v<Acc>;
   Acc identity;
   Op op;
-  template <class T, class Run>
-  Acc cpu(Runtime& rt, const Plan& p, std::size_t count, bool, const Run& run) const {
-    return reduce_pipeline_cpu<Acc>(rt, p, rt.config().deterministic(), count, identity, op, run);
+  template <class T, class Run, class OneToOne>
+  Acc cpu(Runtime& rt, const Plan& p, std::size_t count, OneToOne, const Run& run) const {
+    return reduce_pipeline_cpu<Acc, OneToOne::value>(rt, p, rt.config().deterministic(), count, identity, op, run);
   }
 #if VEDA_GPU_SITE
   template <class T>
