@@ -47,6 +47,7 @@ class RuntimeState {
     return devices_[t_device_slot < devices_.size() ? t_device_slot : 0].get();
   }
   static void set_thread_device(std::size_t slot) noexcept { t_device_slot = slot; }
+  static std::size_t thread_device() noexcept { return t_device_slot; }
   // Replaces the devices (tests use HostDevices to drive the data layer on
   // machines without a GPU; VEDA_EMULATE_DEVICES=N does it at start-up).
   // Arrays on the old devices move to the host first.

@@ -17,6 +17,8 @@ namespace veda::detail::gpu_bridge {
 // Every GPU call takes its stream first, which makes the device current on
 // the launching thread; the calls after it need only the device.
 void* stream(Runtime& rt) { return cuda_device(rt).stream(); }
+std::size_t thread_device() noexcept { return RuntimeState::thread_device(); }
+void set_thread_device(std::size_t slot) noexcept { RuntimeState::set_thread_device(slot); }
 int sm_count(Runtime& rt) { return runtime_cuda_device(rt).info().sm_count; }
 const void* read(Runtime& rt, Buffer& b, void* s) { return b.device_read(runtime_cuda_device(rt), s); }
 void* write(Runtime& rt, Buffer& b, void* s, bool keep) { return b.device_write(runtime_cuda_device(rt), s, keep); }

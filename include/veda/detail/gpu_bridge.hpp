@@ -18,6 +18,11 @@ class Runtime;
 namespace detail::gpu_bridge {
 
 void* stream(Runtime& rt);                     // the calling thread's cudaStream_t
+// The calling thread's device (a slot of the runtime's devices), and giving
+// it to another thread: a helper running a call's GPU share uses the
+// device the call was placed on.
+std::size_t thread_device() noexcept;
+void set_thread_device(std::size_t slot) noexcept;
 int sm_count(Runtime& rt);
 const void* read(Runtime& rt, Buffer& b, void* stream);               // device copy, up to date
 void* write(Runtime& rt, Buffer& b, void* stream, bool keep_contents);  // host copy becomes stale

@@ -194,8 +194,10 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     std::vector<VOut> out(Term::kind == TermKind::Collect ? count : 0);
     Part gpu_part{};
     std::exception_ptr gpu_error;
+    const std::size_t device = gpu_bridge::thread_device();  // where the call was placed
     std::thread helper([&] {
       copy_without_workers();  // the CPU share holds the workers
+      gpu_bridge::set_thread_device(device);
       try {
         void* s = gpu_bridge::stream(rt);
         std::optional<gpu_bridge::DeviceTemp> staged;
