@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/attention.hpp"
 #include "runtime/runtime_state.hpp"
@@ -63,9 +64,39 @@ detail::AttentionShape shape_of(const Array<T>& q, const Array<T>& k, const Arra
   s.causal = o.causal;
   return s;
 }
+
+// A CPU tier over host data of float or double.
+template <class T>
+void attention_cpu(Runtime& rt, Tier tier, const detail::AttentionShape& s, const T* q, const T* k, const T* v,
+                   T* out) {
+  if (tier == Tier::CpuReference) return detail::cpu::attention_reference(s, q, k, v, out);
+  auto& st = rt.state();
+  detail::CpuExecutor* par = rt.config().threads() > 1 ? st.cpu_executor.get() : nullptr;
+  if (tier == Tier::CpuBlas &&
+      detail::cpu::attention_blas(par, detail::blas(st.cpu, st.profile().cpu.blas_core), rt.config().threads(), s, q,
+                                  k, v, out))
+    return;
+  detail::cpu::attention_blocked(par, s, q, k, v, out);  // cpu-blocked, or cpu-blas without a BLAS
+}
+
+// 16-bit elements: the float tier over float copies (each input converted
+// once, exactly), the result rounded once.
+template <class T>
+void attention_cpu16(Runtime& rt, Tier tier, const detail::AttentionShape& s, const Array<T>& q, const Array<T>& k,
+                     const Array<T>& v, Array<T>& out) {
+  auto floats = [&](const Array<T>& a) {
+    std::vector<float> f(a.size());
+    detail::convert(rt, a.host().data(), f.data(), f.size());
+    return f;
+  };
+  const std::vector<float> fq = floats(q), fk = floats(k), fv = floats(v);
+  std::vector<float> fo(out.size());
+  attention_cpu(rt, tier, s, fq.data(), fk.data(), fv.data(), fo.data());
+  detail::convert(rt, fo.data(), out.host().data(), fo.size());
+}
 }  // namespace
 
-template <detail::RowElem T>
+template <detail::AttentionElem T>
 Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, const AttentionOptions& o) {
   const detail::AttentionShape s = shape_of(q, k, v, o);
   // The scores computed: every (row, key) pair; causal, row i's first i + 1.
@@ -84,11 +115,13 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
   Runtime& rt = scope.runtime();
   detail::leave_blas_out_when_nested<AttentionOptions>(d);
 #if VEDA_HAS_CUDA
-  if (!detail::cuda::flash_fits(s, sizeof(T))) {
+  const GpuStatus& gpu = rt.state().gpu;
+  const bool tensor_cores = gpu.usable && gpu.devices[static_cast<std::size_t>(gpu.selected)].cc_major >= 8;
+  if (!detail::cuda::flash_fits(s, sizeof(T), tensor_cores)) {
     if (d.forced_tier == Tier::GpuFlash)
       throw InvalidArgument("veda::attention: tier gpu-flash takes dv <= 128 and a 32-key tile of k and v in 48 KiB of "
                             "shared memory; head_dim " + std::to_string(s.d) + " and dv " + std::to_string(s.dv) +
-                            " of " + (sizeof(T) == 4 ? "float" : "double") + " do not fit (gpu-naive does)");
+                            " of " + (sizeof(T) == 8 ? "double" : "float") + " do not fit (gpu-naive does)");
     d.exclude_tiers |= tier_bit(Tier::GpuFlash);
   }
 #endif
@@ -99,19 +132,10 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
                                            tier_bit(Tier::GpuNaive) | tier_bit(Tier::GpuFlash)),
       d,
       [&](const detail::Plan& p) {
-        T* ho = out.host().data();
-        if (p.tier == Tier::CpuReference) {
-          detail::cpu::attention_reference(s, q.host().data(), k.host().data(), v.host().data(), ho);
-          return;
-        }
-        auto& st = rt.state();
-        detail::CpuExecutor* par = rt.config().threads() > 1 ? st.cpu_executor.get() : nullptr;
-        const T *hq = q.host().data(), *hk = k.host().data(), *hv = v.host().data();
-        if (p.tier == Tier::CpuBlas &&
-            detail::cpu::attention_blas(par, detail::blas(st.cpu, st.profile().cpu.blas_core), rt.config().threads(),
-                                        s, hq, hk, hv, ho))
-          return;
-        detail::cpu::attention_blocked(par, s, hq, hk, hv, ho);  // cpu-blocked, or cpu-blas without a BLAS
+        if constexpr (detail::is_16bit_float<T>)
+          attention_cpu16(rt, p.tier, s, q, k, v, out);
+        else
+          attention_cpu(rt, p.tier, s, q.host().data(), k.host().data(), v.host().data(), out.host().data());
       },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -123,10 +147,10 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
         const T* dv = detail::device_in(dev, v, st);
         T* dout = detail::device_out(dev, out, st);
         if (p.tier == Tier::GpuFlash) {
-          detail::cuda::attention_flash(s, dq, dk, dv, dout, cs);
+          detail::cuda::attention_flash(s, dq, dk, dv, dout, dev.info().cc_major >= 8, cs);
         } else {
-          const detail::PoolBlock scores(dev.pool(), rows * s.kv_len * sizeof(T) + 1, st);
-          detail::cuda::attention_naive(s, dq, dk, dv, dout, scores.as<T>(), cs);
+          const detail::PoolBlock scores(dev.pool(), detail::cuda::naive_scores_bytes(s, sizeof(T)) + 1, st);
+          detail::cuda::attention_naive(s, dq, dk, dv, dout, scores.get(), cs);
         }
         detail::device_done({q.buffer(), k.buffer(), v.buffer(), out.buffer()}, st);
 #else
@@ -141,5 +165,9 @@ template Array<float> attention<float>(const Array<float>&, const Array<float>&,
                                        const AttentionOptions&);
 template Array<double> attention<double>(const Array<double>&, const Array<double>&, const Array<double>&,
                                          const AttentionOptions&);
+template Array<half> attention<half>(const Array<half>&, const Array<half>&, const Array<half>&,
+                                     const AttentionOptions&);
+template Array<bfloat16> attention<bfloat16>(const Array<bfloat16>&, const Array<bfloat16>&, const Array<bfloat16>&,
+                                             const AttentionOptions&);
 
 }  // namespace veda

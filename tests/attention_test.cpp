@@ -1,7 +1,9 @@
 // Contract: veda::attention = softmax(scale q k^T) v per (batch, head),
 // grouped-query and multi-query when k and v have fewer heads, causal with
 // PyTorch's top-left alignment, on every tier this build and machine can
-// run, for both element types: one row or key, sequences not a multiple of
+// run, for float, double, half and bfloat16 (tolerances per type below;
+// on an sm_80+ GPU the 16-bit gpu-flash runs on tensor cores wherever
+// head_dim and dv are multiples of 16): one row or key, sequences not a multiple of
 // the blocks, head_dim 64 and 128, q_len != kv_len, no keys, an empty
 // batch; scores of 1e4 do not overflow; bad shapes and scales throw
 // InvalidArgument naming them before any work.
@@ -25,9 +27,11 @@ std::vector<std::string> tiers() {
 }
 
 // gpu-flash's documented limits (veda/attention.hpp): dv <= 128, and a
-// 32-key tile of k (padded) and v with 16 query rows within 48 KiB.
+// 32-key tile of k (padded) and v with 16 query rows within 48 KiB, held in
+// FP32 for the 16-bit types (or their tensor-core kernel: within these too).
 bool flash_takes(std::size_t d, std::size_t dv, std::size_t elem) {
-  return dv <= 128 && (32 * (d + 1) + 32 * dv + 16 * d) * elem <= 48 * 1024;
+  const std::size_t held = elem == 2 ? 4 : elem;
+  return dv <= 128 && (32 * (d + 1) + 32 * dv + 16 * d) * held <= 48 * 1024;
 }
 
 template <class T>
@@ -85,9 +89,15 @@ void check_close(const veda::Array<T>& got, const std::vector<double>& want, dou
   CHECK(bad == 0);
 }
 
+// Outputs lie in (-2, 2). float and double: their sums' rounding. 16-bit:
+// the result rounded once (half an ulp at 2: 2^-10 for half, 2^-7 for
+// bfloat16) plus, on the tensor-core flash kernel, the weights rounded to
+// the type before they multiply v (up to an ulp at 2 more); FP32 sums.
 template <class T>
 double tolerance() {
-  return std::is_same_v<T, float> ? 2e-5 : 1e-12;
+  if constexpr (std::is_same_v<T, veda::half>) return 3.0 * 0x1p-10;
+  else if constexpr (std::is_same_v<T, veda::bfloat16>) return 3.0 * 0x1p-7;
+  else return std::is_same_v<T, float> ? 2e-5 : 1e-12;
 }
 
 struct Case {
@@ -103,7 +113,7 @@ const Case kCases[] = {
 }  // namespace
 
 TEST_CASE_TEMPLATE("attention agrees with the definition for every shape, head grouping, mask and tier", T, float,
-                   double) {
+                   double, veda::half, veda::bfloat16) {
   Runtime rt;
   for (const Case& c : kCases)
     for (bool causal : {false, true}) {

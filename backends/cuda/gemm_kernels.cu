@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cuda/device_elem.cuh"
 #include "backends/cuda/gemm.hpp"
 #include "veda/error.hpp"
 #include "veda/half.hpp"
@@ -26,28 +27,6 @@
 namespace veda::detail::cuda {
 namespace {
 constexpr int kTile = 32, kRows = 8;
-
-// veda's element types as the kernels see them (same layout), and what
-// they sum in: FP32 for the 16-bit types.
-template <class T>
-struct DeviceElem {
-  using type = T;
-};
-template <>
-struct DeviceElem<veda::half> {
-  using type = __half;
-};
-template <>
-struct DeviceElem<veda::bfloat16> {
-  using type = __nv_bfloat16;
-};
-template <class T>
-using Acc = std::conditional_t<sizeof(T) == 2, float, T>;
-template <class T>
-auto* device_ptr(T* p) {
-  using D = typename DeviceElem<std::remove_const_t<T>>::type;
-  return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const D*, D*>>(p);
-}
 
 template <class T>
 __device__ Acc<T> load_a(const GemmShape& s, const T* a, std::size_t i, std::size_t p) {

@@ -17,7 +17,12 @@
 //   q_len > kv_len the last rows see every key.
 // - Float and double; scores, the softmax and the weighted sum are computed
 //   in the element type, the max subtracted before each exponential, so
-//   scores of any finite size do not overflow. kv_len = 0 gives zeros (an
+//   scores of any finite size do not overflow. veda::half and
+//   veda::bfloat16 (veda/half.hpp) are computed in FP32 (cpu-reference in
+//   double) from the exact inputs and the result rounded once; the
+//   tensor-core gpu-flash (below) also rounds the softmax weights to the
+//   element type before they multiply v, as FlashAttention does: about one
+//   ulp of the type more. kv_len = 0 gives zeros (an
 //   empty weighted sum); an empty q gives an empty result. Shapes that do not
 //   fit throw veda::InvalidArgument naming them, before any work.
 // - Tiers: cpu-reference (each query row's scores materialised and summed
@@ -31,9 +36,13 @@
 //   device memory, a softmax kernel, the weighted sum), gpu-flash (veda's
 //   kernel: 16 query rows a block against 32-key tiles in shared memory, an
 //   online softmax, no tensor cores; dv <= 128 and the tiles within 48 KiB:
-//   head_dim <= 128 in float, <= 64 in double, else InvalidArgument when
-//   forced and left out when not). Capability filters, then the cost model.
-//   The result is left where it was computed.
+//   head_dim <= 128 in float and the 16-bit types, <= 64 in double, else
+//   InvalidArgument when forced and left out when not; 16-bit elements on
+//   a GPU of compute capability 8.0 or later, with head_dim and dv
+//   multiples of 16 up to 128: tensor cores, WMMA 16 x 16 x 16 tiles, 64
+//   query rows a block). The 16-bit types run the CPU tiers on float
+//   copies. Capability filters, then the cost model. The result is left
+//   where it was computed.
 //
 // Thread-safety: any number of threads may call it at once.
 #pragma once
@@ -42,9 +51,14 @@
 
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
+#include "veda/half.hpp"
 #include "veda/softmax.hpp"  // detail::RowElem
 
 namespace veda {
+namespace detail {
+template <class T>
+concept AttentionElem = RowElem<T> || is_16bit_float<T>;
+}  // namespace detail
 
 struct AttentionOptions {
   bool causal = false;
@@ -55,12 +69,16 @@ struct AttentionOptions {
   std::string tier;  // force a named tier: tests, benchmarks, debugging
 };
 
-template <detail::RowElem T>
+template <detail::AttentionElem T>
 Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, const AttentionOptions& options = {});
 
 extern template Array<float> attention<float>(const Array<float>&, const Array<float>&, const Array<float>&,
                                               const AttentionOptions&);
 extern template Array<double> attention<double>(const Array<double>&, const Array<double>&, const Array<double>&,
                                                 const AttentionOptions&);
+extern template Array<half> attention<half>(const Array<half>&, const Array<half>&, const Array<half>&,
+                                            const AttentionOptions&);
+extern template Array<bfloat16> attention<bfloat16>(const Array<bfloat16>&, const Array<bfloat16>&,
+                                                    const Array<bfloat16>&, const AttentionOptions&);
 
 }  // namespace veda
