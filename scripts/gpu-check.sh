@@ -72,6 +72,7 @@ ctest_part() {
 ctest_part "tests without the gpu label (VEDA_REQUIRE_GPU=1)" -LE gpu --parallel "$(nproc)"
 ctest_part "gpu-labelled tests, one at a time (VEDA_REQUIRE_GPU=1)" -L gpu --parallel 1
 run "GEMM ladder" "$dir/bin/veda" bench --op ladder --sizes 1024,2048,4096
+run "attention: veda beside PyTorch SDPA" python3 "$VEDA_ROOT/scripts/attention_torch.py" "$dir/bin/veda" --seqs 1024,4096
 for b in memory_pool transfer matmul placement elementwise expressions sort scan par_iter stencil spmv random seeds; do
   run "bench_$b" "$dir/bench/bench_$b" "${quick[@]}"
 done

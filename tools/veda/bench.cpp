@@ -305,12 +305,13 @@ int bench(const BenchArgs& a) {
   if (ops.empty())
     for (const auto& [name, c] : all) ops.push_back(name);
   for (const auto& op : ops)
-    if (!all.count(op) && op != "ladder")
-      throw InvalidArgument("veda bench: unknown op '" + op + "' (saxpy, exp, sum, sort, matmul, pipeline, ladder)");
+    if (!all.count(op) && op != "ladder" && op != "flash")
+      throw InvalidArgument("veda bench: unknown op '" + op +
+                            "' (saxpy, exp, sum, sort, matmul, pipeline, ladder, flash)");
   auto wanted = [&](const char* op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };
   std::vector<Row> rows;
   for (const auto& op : ops) {
-    if (op == "ladder") continue;
+    if (op == "ladder" || op == "flash") continue;
     const Case& c = all.at(op);
     for (std::size_t n : a.sizes.empty() ? c.sizes : a.sizes) {
       const Run run = c.make(n);
@@ -330,6 +331,8 @@ int bench(const BenchArgs& a) {
   if (!rows.empty()) print_table(rows, a.format);
   if (a.format == "table" && (wanted("matmul") || wanted("ladder")))
     print_ladder(a.sizes.empty() ? std::vector<std::size_t>{1024, 2048, 4096} : a.sizes);
+  if (a.format == "table" && wanted("flash"))
+    print_attention(a.sizes.empty() ? std::vector<std::size_t>{1024, 4096} : a.sizes);
   if (!a.plot.empty()) plot(rows, a.plot);
   return 0;
 }

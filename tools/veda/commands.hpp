@@ -19,6 +19,9 @@ struct BenchArgs {
   std::string plot;                  // PNG path, or ""
 };
 int bench(const BenchArgs& args);
+// `veda bench --op flash` (bench_attention.cpp): attention's GPU tiers at
+// these sequence lengths, head_dim 128, one line a measurement.
+void print_attention(const std::vector<std::size_t>& seqs);
 
 // Summarises a Chrome trace written by veda (VEDA_TRACE).
 int explain(const std::string& trace_path);

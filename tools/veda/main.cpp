@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   veda::cli::BenchArgs bench_args;
   bool csv = false, json = false;
   auto* bench = app.add_subcommand("bench", "every tier forced vs auto, per op and size, with the auto regret");
-  bench->add_option("--op", bench_args.ops, "saxpy, exp, sum, sort, matmul, pipeline, ladder (the GPU GEMM ladder alone; matmul prints it too) (repeatable; default all)")
+  bench->add_option("--op", bench_args.ops, "saxpy, exp, sum, sort, matmul, pipeline, ladder (the GPU GEMM ladder alone; matmul prints it too), flash (attention's GPU tiers; --sizes: sequence lengths) (repeatable; default all)")
       ->delimiter(',');
   bench->add_option("--sizes", bench_args.sizes, "sizes (elements, or n for matmul), comma separated")->delimiter(',');
   bench->add_flag("--csv", csv, "CSV output");
