@@ -206,8 +206,16 @@ bool Buffer::copy_from_peer_locked(DeviceCopy& c, StreamHandle s) {
   }
   note_work(*src, from);  // the source is read until here
   c.dev->make_current();  // the copy made the source device current (CUDA)
-  for (const auto& [t, e] : src->inflight)
-    if (t == from) c.dev->stream_wait(s, e);  // c's work follows the copy
+  try {
+    for (const auto& [t, e] : src->inflight)
+      if (t == from) c.dev->stream_wait(s, e);  // c's work follows the copy
+  } catch (...) {
+    try {
+      src->dev->synchronize(from);  // c stays stale: its memory may be freed only once the copy is done
+    } catch (...) {               // a broken device: nothing is left to order
+    }
+    throw;
+  }
   note_work(c, s);
   c.valid = true;
   return true;

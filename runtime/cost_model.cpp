@@ -308,7 +308,8 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.explored = true;
     c.refreshed = refresh;
     char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx", explore->total_us / std::max(best->total_us, 1e-9));
+    std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : explore->total_us) /
+                                                    std::max(best->total_us, 1e-9));
     const char* what = !refresh                                    ? ": unmeasured"
                        : h(explore->tier).samples < kConfirmSamples ? ": measured too few times to trust"
                                                                     : ": last measured a while ago";

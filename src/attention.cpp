@@ -115,13 +115,11 @@ Array<T> attention(const Array<T>& q, const Array<T>& k, const Array<T>& v, cons
   Runtime& rt = scope.runtime();
   detail::leave_blas_out_when_nested<AttentionOptions>(d);
 #if VEDA_HAS_CUDA
-  const GpuStatus& gpu = rt.state().gpu;
-  const bool tensor_cores = gpu.usable && gpu.devices[static_cast<std::size_t>(gpu.selected)].cc_major >= 8;
-  if (!detail::cuda::flash_fits(s, sizeof(T), tensor_cores)) {
+  if (!detail::cuda::flash_fits(s, sizeof(T))) {
     if (d.forced_tier == Tier::GpuFlash)
       throw InvalidArgument("veda::attention: tier gpu-flash takes dv <= 128 and a 32-key tile of k and v in 48 KiB of "
                             "shared memory; head_dim " + std::to_string(s.d) + " and dv " + std::to_string(s.dv) +
-                            " of " + (sizeof(T) == 8 ? "double" : "float") + " do not fit (gpu-naive does)");
+                            (sizeof(T) == 8 ? " of double" : " in float") + " do not fit (gpu-naive does)");
     d.exclude_tiers |= tier_bit(Tier::GpuFlash);
   }
 #endif

@@ -109,6 +109,7 @@ const Case kCases[] = {
     {1, 4, 1, 29, 97, 24, 8},   // multi-query, dv != d
     {1, 2, 2, 70, 20, 8, 8},    // more queries than keys
     {1, 1, 1, 1, 200, 32, 32},  // one query row (decoding)
+    {1, 2, 2, 5, 0, 16, 16},    // no keys: zeros (on the tensor-core shapes too)
 };
 }  // namespace
 

@@ -236,9 +236,9 @@ TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from an
   using veda::detail::count_copy_in;
   Running r;
   Array<int> on1(1000), host(500), both(250);
-  on1.to_device(1);
+  write_on(r.dev(1), on1, 1);  // valid on device 1 only
   both.to_device(0);
-  both.to_device(1);  // read on two devices: valid on both
+  both.to_device(1);  // valid on both devices, and on the host
   auto describe = [&](int asked) {
     CallDesc d;
     d.device = veda::detail::device_byte(asked);
@@ -258,10 +258,11 @@ TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from an
   std::tie(d, all) = describe(0);
   CHECK(d.h2d_bytes == 1500 * sizeof(int));
   CHECK(unsigned{d.peer_share} == 170);  // 1000 of 1500 bytes, in 255ths
-  // Asked for device 2: both operands held on devices come over.
+  // Asked for device 2: every operand is copied in; `both` from its valid
+  // host copy (what Buffer does), only on1 from another device.
   std::tie(d, all) = describe(2);
   CHECK(d.h2d_bytes == 1750 * sizeof(int));
-  CHECK(unsigned{d.peer_share} == static_cast<unsigned>(255.0 * 1250 / 1750 + 0.5));
+  CHECK(unsigned{d.peer_share} == static_cast<unsigned>(255.0 * 1000 / 1750 + 0.5));
 }
 
 TEST_CASE("a device out of memory leaves the data on the device that has it") {

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
   D* ps = reinterpret_cast<D*>(smem + l.p + warp * l.p_warp);
   float* os = reinterpret_cast<float*>(smem + l.o + warp * l.o_warp);
   const std::size_t wrow0 = 16 * std::size_t{warp};
-  const unsigned r = lane / 2, half = lane % 2;  // two lanes a row of the warp's 16
+  const unsigned r = lane / 2, side = lane % 2;  // two lanes a row of the warp's 16
   const std::size_t q_tiles = (m.q_len + kWmmaRows - 1) / kWmmaRows;
   for (std::size_t tile = blockIdx.x; tile < m.bh * q_tiles; tile += gridDim.x) {
     const std::size_t bh = tile / q_tiles, i0 = tile % q_tiles * kWmmaRows;
@@ -241,6 +241,7 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
       qs[row * l.ldq + c] = row < rows ? q[(bh * m.q_len + i0 + row) * m.d + c] : D(0.0f);
     }
     for (std::size_t e = lane; e < 16 * m.dv; e += kWarp) os[e / m.dv * l.ldo + e % m.dv] = 0.0f;
+    __syncwarp();  // other lanes read these rows, even with no key tile between
     float row_max = -INFINITY, row_sum = 0;  // of row r (both lanes keep them)
     const std::size_t i = i0 + wrow0 + r;
     const bool row_ok = wrow0 + r < rows;
@@ -278,7 +279,7 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
       __syncwarp();
       float sv[16], tile_max = -INFINITY;
       for (int t = 0; t < 16; ++t) {
-        const std::size_t jj = half * 16 + t, j = j0 + jj;
+        const std::size_t jj = side * 16 + t, j = j0 + jj;
         const bool seen = row_ok && jj < nk && (!m.causal || j <= i);
         sv[t] = seen ? ss[r * l.lds + jj] * scale : -INFINITY;
         tile_max = fmaxf(tile_max, sv[t]);
@@ -289,13 +290,13 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
       float tile_sum = 0;
       for (int t = 0; t < 16; ++t) {
         const D pw = D(sv[t] == -INFINITY ? 0.0f : expf(sv[t] - new_max));
-        ps[r * l.ldp + half * 16 + t] = pw;
+        ps[r * l.ldp + side * 16 + t] = pw;
         tile_sum += static_cast<float>(pw);
       }
       tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, 1);
       row_sum = row_sum * keep + tile_sum;
       row_max = new_max;
-      for (std::size_t c = half; c < m.dv; c += 2) os[r * l.ldo + c] *= keep;
+      for (std::size_t c = side; c < m.dv; c += 2) os[r * l.ldo + c] *= keep;
       __syncwarp();
       for (std::size_t n = 0; n < m.dv; n += 16) {
         w::fragment<w::accumulator, 16, 16, 16, float> oacc;
@@ -314,7 +315,7 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
     if (row_ok) {
       const float inv = row_sum > 0 ? 1.0f / row_sum : 0.0f;  // no visible key: zeros
       D* o = out + (bh * m.q_len + i) * m.dv;
-      for (std::size_t c = half; c < m.dv; c += 2) o[c] = D(os[r * l.ldo + c] * inv);
+      for (std::size_t c = side; c < m.dv; c += 2) o[c] = D(os[r * l.ldo + c] * inv);
     }
   }
 #else
@@ -322,33 +323,43 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
 #endif
 }
 
-// Whether flash_wmma takes this call: 16-bit elements on sm_80+, head_dim
-// and dv multiples of 16 up to 128, and code for sm_80+ in this build.
+// Whether flash_wmma takes this call on the current device: 16-bit
+// elements, tensor cores (sm_80+), head_dim and dv multiples of 16 up to
+// 128, code for sm_80+ loaded there, and its shared memory (81 KiB at the
+// largest shape, past the default 48) opted in there: both are per device,
+// so they are asked once per device.
 template <class D>
 bool wmma_takes(const AttentionShape& s, bool tensor_cores) {
   if (!tensor_cores || s.d == 0 || s.dv == 0 || s.d % 16 || s.dv % 16 || s.d > kWmmaMaxDim || s.dv > kWmmaMaxDim)
     return false;
-  static const int ptx = [] {  // once per process: the loaded image does not change
+  constexpr int kDevices = 64;
+  static std::atomic<int> ready[kDevices];  // 0: not asked yet, 1: yes, 2: no
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kDevices) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  int state = ready[dev].load();
+  if (state == 0) {  // two threads asking at once set the same values
     cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, flash_wmma<D>) != cudaSuccess) (void)cudaGetLastError();  // not sticky
-    return attr.ptxVersion;
-  }();
-  return ptx >= 80;
+    const int most = static_cast<int>(wmma_layout(kWmmaMaxDim, kWmmaMaxDim).bytes);
+    const bool ok = cudaFuncGetAttributes(&attr, flash_wmma<D>) == cudaSuccess && attr.ptxVersion >= 80 &&
+                    cudaFuncSetAttribute(flash_wmma<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, most) ==
+                        cudaSuccess;
+    if (!ok) (void)cudaGetLastError();  // no sm_80 image, or too little shared memory: not sticky
+    state = ok ? 1 : 2;
+    ready[dev].store(state);
+  }
+  return state == 1;
 }
 
 template <class D>
 void launch_wmma(const AttentionShape& s, const D* q, const D* k, const D* v, D* out, cudaStream_t stream) {
   const Dims m = dims_of(s);
   const std::size_t tiles = m.bh * ((m.q_len + kWmmaRows - 1) / kWmmaRows);
-  const std::size_t bytes = wmma_layout(s.d, s.dv).bytes;  // up to 83 KiB: past the default 48
-  static std::atomic<std::size_t> allowed{0};  // the largest opted in so far (per D)
-  if (bytes > kSharedLimit && bytes > allowed.load()) {
-    check(cudaFuncSetAttribute(flash_wmma<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)),
-          "cudaFuncSetAttribute (attention flash shared memory)");
-    allowed.store(bytes);
-  }
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(tiles, std::size_t{1} << 20));
-  flash_wmma<D><<<grid, kWmmaWarps * kWarp, bytes, stream>>>(m, static_cast<float>(s.scale), q, k, v, out);
+  flash_wmma<D><<<grid, kWmmaWarps * kWarp, wmma_layout(s.d, s.dv).bytes, stream>>>(
+      m, static_cast<float>(s.scale), q, k, v, out);
   launched("attention flash (tensor cores) kernel launch");
 }
 
@@ -382,9 +393,8 @@ void attention_naive(const AttentionShape& s, const T* hq, const T* hk, const T*
   launched("attention weighted-sum kernel launch");
 }
 
-bool flash_fits(const AttentionShape& s, std::size_t elem_bytes, bool tensor_cores) {
-  if (elem_bytes == 2 && tensor_cores && s.d % 16 == 0 && s.dv % 16 == 0 && s.d <= kWmmaMaxDim && s.dv <= kWmmaMaxDim)
-    return true;  // flash_wmma (given an sm_80 image; else flash_kernel, which fits these too)
+// (flash_kernel takes every shape flash_wmma takes: 40 KiB at 128 x 128.)
+bool flash_fits(const AttentionShape& s, std::size_t elem_bytes) {
   return s.dv <= static_cast<std::size_t>(kWarp * kMaxDimPerLane) &&
          flash_shared(s, elem_bytes == 2 ? 4 : elem_bytes) <= kSharedLimit;
 }
@@ -397,6 +407,10 @@ void attention_flash(const AttentionShape& s, const T* hq, const T* hk, const T*
   D* out = device_ptr(hout);
   const Dims m = dims_of(s);
   if (m.bh * m.q_len == 0 || m.dv == 0) return;
+  if (m.kv_len == 0) {  // an empty weighted sum
+    check(cudaMemsetAsync(out, 0, m.bh * m.q_len * m.dv * sizeof(D), stream), "cudaMemsetAsync (attention without keys)");
+    return;
+  }
   if constexpr (sizeof(D) == 2)
     if (wmma_takes<D>(s, tensor_cores)) return launch_wmma(s, q, k, v, out, stream);
   const std::size_t tiles = m.bh * ((m.q_len + kBlockRows - 1) / kBlockRows);

@@ -22,10 +22,10 @@ void attention_naive(const AttentionShape& s, const T* q, const T* k, const T* v
 
 // gpu-flash: 16 query rows a block against tiles of 32 keys in shared
 // memory, an online softmax per row (a lane per key of the tile), nothing
-// O(kv_len) stored; with tensor_cores (compute capability 8.0+), 16-bit
-// elements, head_dim and dv multiples of 16 up to 128: the WMMA kernel, 64
-// rows a block. Runs when flash_fits(s, sizeof(T), tensor_cores).
-bool flash_fits(const AttentionShape& s, std::size_t elem_bytes, bool tensor_cores);
+// O(kv_len) stored; with tensor_cores (the device's compute capability is
+// 8.0+), 16-bit elements, head_dim and dv multiples of 16 up to 128: the
+// WMMA kernel, 64 rows a block. Runs when flash_fits(s, sizeof(T)).
+bool flash_fits(const AttentionShape& s, std::size_t elem_bytes);
 template <class T>
 void attention_flash(const AttentionShape& s, const T* q, const T* k, const T* v, T* out, bool tensor_cores,
                      cudaStream_t stream);

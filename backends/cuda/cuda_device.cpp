@@ -225,8 +225,8 @@ bool CudaDevice::reaches(const DeviceApi& to) const {
 void CudaDevice::copy_to_peer(void* dst, DeviceApi& to, const void* src, std::size_t bytes, StreamHandle s) {
   if (bytes == 0) return;
   fault_point(FaultKind::Copy, "device-to-device copy");
+  make_current();  // s is this device's stream, and the trace's events are this device's
   CopyTrace trace(*this, s, SpanKind::D2D, bytes);
-  make_current();  // s is this device's stream
   check(cudaMemcpyPeerAsync(dst, to.index(), src, info_.index, bytes, static_cast<cudaStream_t>(s)),
         "cudaMemcpyPeerAsync");
 }

@@ -18,8 +18,9 @@
 // - Float and double; scores, the softmax and the weighted sum are computed
 //   in the element type, the max subtracted before each exponential, so
 //   scores of any finite size do not overflow. veda::half and
-//   veda::bfloat16 (veda/half.hpp) are computed in FP32 (cpu-reference in
-//   double) from the exact inputs and the result rounded once; the
+//   veda::bfloat16 (veda/half.hpp) are computed in FP32 from the exact
+//   inputs and the result rounded once (cpu-reference: in double, rounded
+//   to float, then to the type); the
 //   tensor-core gpu-flash (below) also rounds the softmax weights to the
 //   element type before they multiply v, as FlashAttention does: about one
 //   ulp of the type more. kv_len = 0 gives zeros (an

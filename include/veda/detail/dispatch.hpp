@@ -145,17 +145,18 @@ static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
 // the device the call asks for (d.device), else on the first device holding
 // an operand (d.resident_device, which this sets; placement.cpp's
 // device_slot_for): an operand valid there adds nothing, any other adds its
-// bytes, which `peer` also counts when another device holds them. `a` is
-// the operand's Array or Buffer, `dev` its device() (read once by the
-// caller); a second device is asked about only when several hold data.
-// Returns whether the operand is valid on that device.
+// bytes, which `peer` also counts when only another device holds them (a
+// valid host copy is what Buffer copies in). `a` is the operand's Array or
+// Buffer, `dev` its device() (read once by the caller); the rest is asked
+// only when several devices hold data. Returns whether the operand is
+// valid on that device.
 template <class A>
 bool count_copy_in(CallDesc& d, const A& a, int dev, std::size_t bytes, std::size_t& peer) {
   if (dev >= 0 && d.resident_device < 0) d.resident_device = device_byte(dev);
   const int target = d.device >= 0 ? d.device : d.resident_device;
   if (dev >= 0 && (dev == target || a.valid_on_device(target))) return true;
   d.h2d_bytes += bytes;
-  if (dev >= 0) peer += bytes;
+  if (dev >= 0 && !a.valid_on_host()) peer += bytes;
   return false;
 }
 inline void set_peer_share(CallDesc& d, std::size_t peer) noexcept {
