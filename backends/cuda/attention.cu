@@ -49,6 +49,25 @@ struct Dims {
   }
 };
 
+// The flash kernels' blocks each take `block_rows` query rows of one
+// (batch, head) at a time: tile t of Dims::tiles, walked grid-stride.
+struct QueryTile {
+  std::size_t bh, i0, rows;  // (batch, head), its first query row, how many
+  std::size_t kv;            // offset of its kv head's rows, in rows
+};
+__device__ QueryTile query_tile(const Dims& m, std::size_t tile, std::size_t block_rows) {
+  const std::size_t q_tiles = (m.q_len + block_rows - 1) / block_rows;
+  QueryTile t;
+  t.bh = tile / q_tiles;
+  t.i0 = tile % q_tiles * block_rows;
+  t.rows = smin(block_rows, m.q_len - t.i0);
+  t.kv = m.kv_head(t.bh) * m.kv_len;
+  return t;
+}
+__host__ __device__ std::size_t tiles_of(const Dims& m, std::size_t block_rows) {
+  return m.bh * ((m.q_len + block_rows - 1) / block_rows);
+}
+
 Dims dims_of(const AttentionShape& s) {
   return {s.batch * s.heads, s.heads, s.kv_heads ? s.heads / s.kv_heads : 1, s.kv_heads, s.q_len, s.kv_len, s.d, s.dv,
           s.causal};
@@ -103,12 +122,10 @@ __global__ void flash_kernel(Dims m, A scale, const D* q, const D* k, const D* v
   A* vs = ks + kWarp * (m.d + 1);       // [32][dv]
   A* qs = vs + kWarp * m.dv;            // [16][d], pre-scaled
   const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const std::size_t q_tiles = (m.q_len + kBlockRows - 1) / kBlockRows;
-  for (std::size_t tile = blockIdx.x; tile < m.bh * q_tiles; tile += gridDim.x) {
-    const std::size_t bh = tile / q_tiles, i0 = tile % q_tiles * kBlockRows;
-    const std::size_t rows = smin(kBlockRows, m.q_len - i0);
-    const D* kh = k + m.kv_head(bh) * m.kv_len * m.d;
-    const D* vh = v + m.kv_head(bh) * m.kv_len * m.dv;
+  for (std::size_t tile = blockIdx.x; tile < tiles_of(m, kBlockRows); tile += gridDim.x) {
+    const auto [bh, i0, rows, kv] = query_tile(m, tile, kBlockRows);
+    const D* kh = k + kv * m.d;
+    const D* vh = v + kv * m.dv;
     __syncthreads();  // the previous tile's readers are done with shared memory
     for (std::size_t e = threadIdx.x; e < rows * m.d; e += blockDim.x)
       qs[e] = static_cast<A>(q[(bh * m.q_len + i0) * m.d + e]) * scale;
@@ -229,12 +246,10 @@ __global__ void __launch_bounds__(kWmmaWarps * kWarp) flash_wmma(Dims m, float s
   float* os = reinterpret_cast<float*>(smem + l.o + warp * l.o_warp);
   const std::size_t wrow0 = 16 * std::size_t{warp};
   const unsigned r = lane / 2, side = lane % 2;  // two lanes a row of the warp's 16
-  const std::size_t q_tiles = (m.q_len + kWmmaRows - 1) / kWmmaRows;
-  for (std::size_t tile = blockIdx.x; tile < m.bh * q_tiles; tile += gridDim.x) {
-    const std::size_t bh = tile / q_tiles, i0 = tile % q_tiles * kWmmaRows;
-    const std::size_t rows = smin(kWmmaRows, m.q_len - i0);
-    const D* kh = k + m.kv_head(bh) * m.kv_len * m.d;
-    const D* vh = v + m.kv_head(bh) * m.kv_len * m.dv;
+  for (std::size_t tile = blockIdx.x; tile < tiles_of(m, kWmmaRows); tile += gridDim.x) {
+    const auto [bh, i0, rows, kv] = query_tile(m, tile, kWmmaRows);
+    const D* kh = k + kv * m.d;
+    const D* vh = v + kv * m.dv;
     __syncthreads();  // the previous tile's readers are done with shared memory
     for (std::size_t e = threadIdx.x; e < kWmmaRows * m.d; e += blockDim.x) {
       const std::size_t row = e / m.d, c = e % m.d;
@@ -356,9 +371,7 @@ bool wmma_takes(const AttentionShape& s, bool tensor_cores) {
 template <class D>
 void launch_wmma(const AttentionShape& s, const D* q, const D* k, const D* v, D* out, cudaStream_t stream) {
   const Dims m = dims_of(s);
-  const std::size_t tiles = m.bh * ((m.q_len + kWmmaRows - 1) / kWmmaRows);
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(tiles, std::size_t{1} << 20));
-  flash_wmma<D><<<grid, kWmmaWarps * kWarp, wmma_layout(s.d, s.dv).bytes, stream>>>(
+  flash_wmma<D><<<grid_for(tiles_of(m, kWmmaRows), 1), kWmmaWarps * kWarp, wmma_layout(s.d, s.dv).bytes, stream>>>(
       m, static_cast<float>(s.scale), q, k, v, out);
   launched("attention flash (tensor cores) kernel launch");
 }
@@ -413,9 +426,7 @@ void attention_flash(const AttentionShape& s, const T* hq, const T* hk, const T*
   }
   if constexpr (sizeof(D) == 2)
     if (wmma_takes<D>(s, tensor_cores)) return launch_wmma(s, q, k, v, out, stream);
-  const std::size_t tiles = m.bh * ((m.q_len + kBlockRows - 1) / kBlockRows);
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(tiles, std::size_t{1} << 20));
-  flash_kernel<D><<<grid, kWarps * kWarp, flash_shared(s, sizeof(Acc<D>)), stream>>>(
+  flash_kernel<D><<<grid_for(tiles_of(m, kBlockRows), 1), kWarps * kWarp, flash_shared(s, sizeof(Acc<D>)), stream>>>(
       m, static_cast<Acc<D>>(s.scale), q, k, v, out);
   launched("attention flash kernel launch");
 }
