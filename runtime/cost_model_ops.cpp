@@ -67,8 +67,8 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
   add(Tier::GpuTiled, make_est(Tier::GpuTiled, p.gpu.launch_us, in + outx, flops / (0.25 * dev * eg) * 1e-3 + epi_gpu));
   // 16-bit operands on tensor cores: about twice TF32's rate (not
   // calibrated: history corrects it).
-  Estimate cublas = make_est(Tier::GpuCublas, launch, in + outx,
-                             flops / ((half ? 2 * p.gpu.sgemm_tf32_gflops : dev) * eg) * 1e-3 + epi_gpu);
+  const double cublas_rate = half ? 2 * p.gpu.sgemm_tf32_gflops : dev;
+  Estimate cublas = make_est(Tier::GpuCublas, launch, in + outx, flops / (cublas_rate * eg) * 1e-3 + epi_gpu);
   const char* no_tc16 = "16-bit GEMMs need tensor cores (compute capability 8.0+); gpu-tiled runs them elsewhere";
   if (half && !r.tensor_cores) {
     cublas.eligible = false;
@@ -108,13 +108,22 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
     wmma.note = half ? no_tc16 : bf16.note;
   }
   add(Tier::GpuWmma, wmma);
-  add(Tier::GpuUnfused, make_est(Tier::GpuUnfused, launch, in + outx, flops / (dev * eg) * 1e-3 + epi_gpu));
-  const double fused_rate = r.allow_tf32 && r.tensor_cores ? p.gpu.sgemm_tf32_gflops : p.gpu.sgemm_gflops;
+  // linear's tiers: cuBLAS (at gpu-cublas's rate) and veda's epilogue kernel, or one cuBLASLt call.
+  Estimate unfused = make_est(Tier::GpuUnfused, launch, in + outx, flops / (cublas_rate * eg) * 1e-3 + epi_gpu);
+  const double fused_rate = half                             ? cublas_rate
+                            : r.allow_tf32 && r.tensor_cores ? p.gpu.sgemm_tf32_gflops
+                                                             : p.gpu.sgemm_gflops;
   Estimate fused = make_est(Tier::GpuCublasLtFused, launch, in + outx, flops / (fused_rate * eg) * 1e-3);
   if (r.double_precision) {
     fused.eligible = false;
-    fused.note = "the cuBLASLt epilogue tier is FP32 only";
+    fused.note = "the cuBLASLt epilogue tier is for float and 16-bit elements";
   }
+  for (Estimate* e : {&unfused, &fused})
+    if (half && !r.tensor_cores) {
+      e->eligible = false;
+      e->note = no_tc16;
+    }
+  add(Tier::GpuUnfused, unfused);
   add(Tier::GpuCublasLtFused, fused);
 }
 

@@ -66,7 +66,7 @@ void grouped_cpu(Runtime& rt, Tier tier, const std::vector<std::size_t>& rows, s
 }
 }  // namespace
 
-template <detail::RowElem T>
+template <detail::GroupedElem T>
 Array<T> grouped_matmul(const Array<T>& x, const Array<T>& w, const Array<std::int64_t>& counts,
                         const GroupedMatmulOptions& o) {
   auto shapes = [&] {
@@ -115,5 +115,9 @@ template Array<float> grouped_matmul<float>(const Array<float>&, const Array<flo
                                             const GroupedMatmulOptions&);
 template Array<double> grouped_matmul<double>(const Array<double>&, const Array<double>&, const Array<std::int64_t>&,
                                               const GroupedMatmulOptions&);
+template Array<half> grouped_matmul<half>(const Array<half>&, const Array<half>&, const Array<std::int64_t>&,
+                                          const GroupedMatmulOptions&);
+template Array<bfloat16> grouped_matmul<bfloat16>(const Array<bfloat16>&, const Array<bfloat16>&,
+                                                  const Array<std::int64_t>&, const GroupedMatmulOptions&);
 
 }  // namespace veda

@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "src/gemm_tiers.hpp"
 #include "src/operands.hpp"
@@ -211,6 +212,24 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
       });
 }
 
+// linear's CPU tiers: the product, then bias and activation. 16-bit
+// elements: all of it in float on float copies, y rounded once.
+template <class T>
+void linear_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* x, const T* w, const T* bias, Activation act,
+                T* y) {
+  if constexpr (detail::is_16bit_float<T>) {
+    std::vector<float> fx(s.m * s.k), fw(s.n * s.k), fb(bias ? s.n : 0), fy(s.m * s.n);
+    detail::convert(rt, x, fx.data(), fx.size());
+    detail::convert(rt, w, fw.data(), fw.size());
+    if (bias) detail::convert(rt, bias, fb.data(), fb.size());
+    linear_cpu<float>(rt, tier, s, fx.data(), fw.data(), bias ? fb.data() : nullptr, act, fy.data());
+    detail::convert(rt, fy.data(), y, fy.size());
+  } else {
+    gemm_cpu(rt, tier, s, x, w, y);
+    detail::cpu::bias_activation(*rt.state().cpu_executor, y, s.m, s.n, bias, act);
+  }
+}
+
 template <class T>
 Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Activation act, const MatmulOptions& o) {
   const std::string op = o.name.empty() ? "veda::linear" : o.name;
@@ -232,10 +251,8 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
   detail::run_op(
       rt, detail::op_site<LinearTag<T>>(o.name, "linear", detail::OpClass::Gemm, kLinearTiers), d,
       [&](const detail::Plan& p) {
-        T* out = y.host().data();
-        gemm_cpu(rt, p.tier, s, x.host().data(), w.host().data(), out);
-        const T* hb = bias.empty() ? no_bias : bias.host().data();
-        detail::cpu::bias_activation(*rt.state().cpu_executor, out, s.m, s.n, hb, act);
+        linear_cpu(rt, p.tier, s, x.host().data(), w.host().data(), bias.empty() ? no_bias : bias.host().data(), act,
+                   y.host().data());
       },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -251,8 +268,8 @@ Array<T> linear(const Array<T>& x, const Array<T>& w, const Array<T>& bias, Acti
           detail::cuda::bias_activation(dy, s.m, s.n, db, act, cs);
           detail::cuda::launched("bias/activation kernel launch");
         };
-        bool fused = false;  // the fused tier is FP32 only, and cuBLASLt may decline an epilogue
-        if constexpr (std::is_same_v<T, float>)
+        bool fused = false;  // the fused tier is not for double, and cuBLASLt may decline an epilogue
+        if constexpr (!std::is_same_v<T, double>)
           fused = p.tier == Tier::GpuCublasLtFused &&
                   detail::cuda::linear_fused(dev, s.m, s.n, s.k, dx, dw, db, dy, act,
                                              rt.config().precision() != Precision::Strict, cs);
@@ -287,5 +304,9 @@ template Array<float> linear<float>(const Array<float>&, const Array<float>&, co
                                     const MatmulOptions&);
 template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&, Activation,
                                       const MatmulOptions&);
+template Array<half> linear<half>(const Array<half>&, const Array<half>&, const Array<half>&, Activation,
+                                  const MatmulOptions&);
+template Array<bfloat16> linear<bfloat16>(const Array<bfloat16>&, const Array<bfloat16>&, const Array<bfloat16>&,
+                                          Activation, const MatmulOptions&);
 
 }  // namespace veda

@@ -1,12 +1,14 @@
-// Contract: veda::matmul and matmul_into over veda::half and veda::bfloat16
-// agree, on every tier this build and machine can run, with the exact
+// Contract: veda::matmul, matmul_into and linear over veda::half and
+// veda::bfloat16 agree, on every tier this build and machine can run, with the exact
 // product rounded once to the element type: the sums are FP32 (double on
 // cpu-reference), so the error is within half an ulp of T at the result plus
 // FP32's accumulation error (k 2^-22 of the largest |sum|). Inputs are
 // multiples of 1/32 in [-2, 2), exact in both types, so the exact product is
 // known here in double. Shapes: empty, 1x1, k = 0, primes, vectors,
 // batches; transpositions; alpha and beta (beta 0 never reads C); the
-// TF32/BF16-rounding tiers are not offered for 16-bit elements.
+// TF32/BF16-rounding tiers are not offered for 16-bit elements. linear adds
+// its bias and activation in FP32 (every activation, with and without a
+// bias).
 // Built twice in the CUDA configuration: half_matmul_test (whatever device is
 // there) and gpu_half_matmul_test (labelled gpu: every GPU tier forced).
 #include <doctest/doctest.h>
@@ -171,6 +173,58 @@ TEST_CASE_TEMPLATE("16-bit batches: a stack times a shared matrix, and stack tim
       check_close(veda::matmul(a, stack, {.tier = tier}), want_stack, d.k);
     }
   }
+}
+
+// linear = act(x w^T + bias), against the exact pre-activation z in double:
+// the CPU tiers and gpu-cublaslt-fused round y once, gpu-unfused rounds the
+// product and then y, so the bound is a whole ulp of T at y plus one at z
+// carried through the activation (|act'| < 1.2), plus FP32's sums.
+template <class T>
+void linear_agrees(veda::Activation act, bool with_bias) {
+  for (const Dims& d : {Dims{0, 3, 4}, Dims{1, 1, 1}, Dims{4, 0, 3}, Dims{7, 13, 11}, Dims{97, 89, 101},
+                        Dims{1, 97, 13}}) {
+    CAPTURE(d.m);
+    CAPTURE(d.k);
+    CAPTURE(d.n);
+    const auto x = matrix<T>(d.m, d.k, 11), w = matrix<T>(d.n, d.k, 12);
+    const auto bias = with_bias ? matrix<T>(veda::Shape{d.n}, 13) : veda::Array<T>();
+    std::vector<double> z = exact(x, w, d, false, true), want(z.size());
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      if (with_bias) z[i] += double(float(bias.host()[i % d.n]));
+      const double v = z[i];
+      want[i] = act == veda::Activation::Relu   ? std::max(v, 0.0)
+                : act == veda::Activation::Gelu ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                                                : v;
+    }
+    const double eps = std::ldexp(1.0, 1 - std::numeric_limits<T>::digits);
+    const double acc = 4.0 * static_cast<double>(d.k + 2) * std::ldexp(1.0, -22) + 1e-6;  // + FP32's tanh
+    for (const auto& tier : veda_test::op_tiers({"cpu-reference", "cpu-blas", "cpu-tiled"},
+                                                {"gpu-unfused", "gpu-cublaslt-fused"})) {
+      CAPTURE(tier);
+      const veda_test::DeviceWork dw;
+      const auto y = veda::linear(x, w, bias, act, {.tier = tier});
+      REQUIRE(y.shape() == veda::Shape{d.m, d.n});
+      if (y.size()) CHECK(veda::last_decision().name == "linear");
+      veda_test::check_ran(tier, dw, y.size() > 0);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const double e = std::abs(double(float(y.host()[i])) - want[i]);
+        bad += !(e <= eps * (std::abs(want[i]) + 1.2 * std::abs(z[i])) + acc);
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("16-bit linear = act(x w^T + bias) in FP32, for every activation, with and without a bias, every tier",
+                   T, veda::half, veda::bfloat16) {
+  Runtime rt;
+  for (auto act : {veda::Activation::None, veda::Activation::Relu, veda::Activation::Gelu})
+    for (bool with_bias : {true, false}) {
+      CAPTURE(static_cast<int>(act));
+      CAPTURE(with_bias);
+      linear_agrees<T>(act, with_bias);
+    }
 }
 
 TEST_CASE("16-bit matmul with 10^7 outputs, and over std::vector ranges") {

@@ -33,8 +33,10 @@ auto& lt_pool() {
 }
 
 // One cuBLASLt product in its own column-major terms: D (m x n) =
-// op(A) op(B) with an epilogue (FP32 in and out).
+// op(A) op(B) with an epilogue; A, B, D (and the bias) of `type`, FP32
+// sums and scale.
 struct LtGemm {
+  cudaDataType_t type = CUDA_R_32F;
   cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
   std::uint64_t m = 0, n = 0, k = 0;
   std::int64_t lda = 0, ldb = 0, ldd = 0;
@@ -76,10 +78,10 @@ std::uint32_t alignment(const void* p) {
 }
 
 // device, the LtGemm's fields, operand alignment
-using LtKey = std::tuple<int, int, int, std::uint64_t, std::uint64_t, std::uint64_t, std::int64_t, std::int64_t,
+using LtKey = std::tuple<int, int, int, int, std::uint64_t, std::uint64_t, std::uint64_t, std::int64_t, std::int64_t,
                          std::int64_t, int, std::int64_t, bool, std::uint32_t>;
 LtKey key_of(int device, const LtGemm& g, std::uint32_t align) {
-  return {device, g.ta, g.tb, g.m, g.n, g.k, g.lda, g.ldb, g.ldd, static_cast<int>(g.epi), g.aux_ld, g.tf32, align};
+  return {device, static_cast<int>(g.type), g.ta, g.tb, g.m, g.n, g.k, g.lda, g.ldb, g.ldd, static_cast<int>(g.epi), g.aux_ld, g.tf32, align};
 }
 
 class LtCache {
@@ -126,15 +128,18 @@ std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, const LtGemm& g, const voi
   check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &g.ta, sizeof g.ta), "TRANSA");
   check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &g.tb, sizeof g.tb), "TRANSB");
   check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &g.epi, sizeof g.epi), "EPILOGUE");
+  const auto bias_type = static_cast<std::int32_t>(g.type);  // the bias (or its gradient) is D's type
+  check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type),
+             "BIAS_DATA_TYPE");
   if (g.aux_ld)
     check_blas(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &g.aux_ld, sizeof g.aux_ld),
                "EPILOGUE_AUX_LD");
   set_pointers(*p, bias, aux);
   // Stored shapes: A is m x k (k x m when transposed), B k x n (n x k).
   const bool na = g.ta == CUBLAS_OP_N, nb = g.tb == CUBLAS_OP_N;
-  check_blas(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, na ? g.m : g.k, na ? g.k : g.m, g.lda), "layout A");
-  check_blas(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, nb ? g.k : g.n, nb ? g.n : g.k, g.ldb), "layout B");
-  check_blas(cublasLtMatrixLayoutCreate(&p->ld, CUDA_R_32F, g.m, g.n, g.ldd), "layout D");
+  check_blas(cublasLtMatrixLayoutCreate(&p->la, g.type, na ? g.m : g.k, na ? g.k : g.m, g.lda), "layout A");
+  check_blas(cublasLtMatrixLayoutCreate(&p->lb, g.type, nb ? g.k : g.n, nb ? g.n : g.k, g.ldb), "layout B");
+  check_blas(cublasLtMatrixLayoutCreate(&p->ld, g.type, g.m, g.n, g.ldd), "layout D");
   cublasLtMatmulPreference_t pref = nullptr;
   check_blas(cublasLtMatmulPreferenceCreate(&pref), "preference");
   const std::unique_ptr<cublasLtMatmulPreferenceOpaque_t, cublasStatus_t (*)(cublasLtMatmulPreference_t)> pref_guard(
@@ -162,7 +167,7 @@ std::shared_ptr<LtPlan> make_plan(cublasLtHandle_t h, const LtGemm& g, const voi
 // having enqueued nothing, where cuBLASLt does not support it (its epilogues'
 // support varies with the version and the GPU): the caller computes it
 // another way.
-bool lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b, float* d, const void* bias,
+bool lt_matmul(CudaDevice& dev, const LtGemm& g, const void* a, const void* b, void* d, const void* bias,
                const void* aux, cudaStream_t stream) {
   Lease lease(lt_pool());
   const std::uint32_t align = std::min({alignment(a), alignment(b), alignment(d), bias ? alignment(bias) : kMaxAlign,
@@ -187,6 +192,21 @@ bool lt_matmul(CudaDevice& dev, const LtGemm& g, const float* a, const float* b,
   check_blas(st, "cublasLtMatmul");
   count_launch();
   return true;
+}
+
+// cuBLAS's name for a 16-bit element type (and FP32's).
+template <class T>
+constexpr cudaDataType_t data_type() {
+  return std::is_same_v<T, veda::half> ? CUDA_R_16F : std::is_same_v<T, veda::bfloat16> ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// 16-bit elements need tensor cores on every cuBLAS tier (what `tier` names).
+template <class T>
+void check_tensor_cores(CudaDevice& dev, const char* op, const char* tier) {
+  if (is_16bit_float<T> && dev.info().cc_major < 8)
+    throw InvalidArgument(std::string(op) + ": tier " + tier +
+                          " on 16-bit elements needs tensor cores (compute capability 8.0 or later); " + dev.name() +
+                          " is " + std::to_string(dev.info().cc_major) + "." + std::to_string(dev.info().cc_minor));
 }
 
 }  // namespace
@@ -250,9 +270,7 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
     if (is_16bit_float<T> || tier == GemmTier::CublasBf16) {
       // cublasGemmEx: 16-bit in and out with FP32 sums (tensor cores), or
       // gpu-cublas-bf16's float in and out, products on BF16 tensor cores.
-      const cudaDataType_t dt = std::is_same_v<T, veda::half>       ? CUDA_R_16F
-                                : std::is_same_v<T, veda::bfloat16> ? CUDA_R_16BF
-                                                                    : CUDA_R_32F;
+      const cudaDataType_t dt = data_type<T>();
       const cublasComputeType_t ct = is_16bit_float<T> ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
       if (s.batch > 1)
         check_blas(cublasGemmStridedBatchedEx(lease.h, tb, ta, m, n, k, &alpha, b, dt, lda, sa, a, dt, ldb, sb, &beta,
@@ -274,9 +292,11 @@ void gemm(CudaDevice& dev, GemmTier tier, const GemmShape& s, const T* a, const 
   count_launch();
 }
 
-bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
-                  const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream) {
+template <class T>
+bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const T* x, const T* w, const T* bias,
+                  T* y, Activation act, bool tf32, cudaStream_t stream) {
   dev.make_current();
+  check_tensor_cores<T>(dev, "veda::linear", "gpu-cublaslt-fused");
   if (m == 0 || n == 0) return true;
   // Column-major view: y^T (n x m) = w (n x k, stored as k x n: op T) * x^T (k x m).
   LtGemm g;
@@ -289,7 +309,8 @@ bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, 
   g.epi = act == Activation::Relu   ? (bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU)
           : act == Activation::Gelu ? (bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU)
                                     : (bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT);
-  g.tf32 = tf32;
+  g.type = data_type<T>();
+  g.tf32 = tf32 && !is_16bit_float<T>;
   return lt_matmul(dev, g, w, x, y, bias, nullptr, stream);
 }
 
@@ -335,6 +356,7 @@ template <class T>
 void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>& rows, std::size_t k, std::size_t n,
                   const T* a, const T* w, T* c, cudaStream_t stream) {
   dev.make_current();
+  if (tier != GemmTier::Tiled) check_tensor_cores<T>(dev, "veda::grouped_matmul", "gpu-cublas");
   std::size_t total = 0;
   for (std::size_t r : rows) total += r;
   if (total == 0 || n == 0) return;
@@ -360,9 +382,34 @@ void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>
   }
   Lease lease(blas_pool());
   check_blas(cublasSetStream(lease.h, stream), "cublasSetStream");
-  check_blas(cublasSetMathMode(lease.h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // 16-bit: FP32 sums, C rounded once (as gemm() sets it).
+  const auto math = is_16bit_float<T>
+                        ? static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+                        : CUBLAS_DEFAULT_MATH;
+  check_blas(cublasSetMathMode(lease.h, math), "cublasSetMathMode");
   // Column-major, as cuBLAS sees it: C_g^T (n x rows) = W_g^T (n x k) A_g^T (k x rows).
   const auto ld_w = static_cast<std::int64_t>(n), ld_a = static_cast<std::int64_t>(k);
+  using Scalar = std::conditional_t<std::is_same_v<T, double>, double, float>;  // alpha, beta: FP32 for 16-bit
+  // One GEMM per group: before cuBLAS 12.5, or where the grouped call declines 16-bit elements.
+  auto per_group = [&] {
+    const Scalar alpha = 1, beta = 0;
+    each_group([&](std::size_t m, const T* ag, const T* wg, T* cg) {
+      const auto rm = static_cast<std::int64_t>(m);
+      if constexpr (std::is_same_v<T, double>)
+        check_blas(cublasDgemm_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, ld_w, ag, ld_a,
+                                  &beta, cg, ld_w),
+                   "cublasDgemm (grouped_matmul)");
+      else if constexpr (std::is_same_v<T, float>)
+        check_blas(cublasSgemm_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, ld_w, ag, ld_a,
+                                  &beta, cg, ld_w),
+                   "cublasSgemm (grouped_matmul)");
+      else
+        check_blas(cublasGemmEx_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, data_type<T>(),
+                                   ld_w, ag, data_type<T>(), ld_a, &beta, cg, data_type<T>(), ld_w,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx (grouped_matmul)");
+    });
+  };
 #if CUBLAS_VERSION >= 120500
   std::vector<std::int64_t> ns;                // each group's rows
   std::vector<const void*> ptrs, as, cs;       // every W_g, then every A_g, then every C_g
@@ -377,7 +424,7 @@ void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>
   ptrs.insert(ptrs.end(), cs.begin(), cs.end());
   const std::vector<std::int64_t> ms(groups, ld_w), ks(groups, ld_a), sizes(groups, 1);
   const std::vector<cublasOperation_t> ops(groups, CUBLAS_OP_N);
-  const std::vector<T> alpha(groups, T(1)), beta(groups, T(0));
+  const std::vector<Scalar> alpha(groups, Scalar(1)), beta(groups, Scalar(0));
   const PoolBlock dptrs(dev.pool(), ptrs.size() * sizeof(void*), stream);
   dev.copy_to_device(dptrs.get(), ptrs.data(), ptrs.size() * sizeof(void*), stream, false);
   void** base = dptrs.as<void*>();
@@ -385,29 +432,28 @@ void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>
   const auto* da = reinterpret_cast<const T* const*>(base + groups);
   auto* dc = reinterpret_cast<T* const*>(base + 2 * groups);
   const auto g = static_cast<std::int64_t>(groups);
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (std::is_same_v<T, float>) {
     check_blas(cublasSgemmGroupedBatched_64(lease.h, ops.data(), ops.data(), ms.data(), ns.data(), ks.data(),
                                             alpha.data(), dw, ms.data(), da, ks.data(), beta.data(), dc, ms.data(),
                                             g, sizes.data()),
                "cublasSgemmGroupedBatched");
-  else
+  } else if constexpr (std::is_same_v<T, double>) {
     check_blas(cublasDgemmGroupedBatched_64(lease.h, ops.data(), ops.data(), ms.data(), ns.data(), ks.data(),
                                             alpha.data(), dw, ms.data(), da, ks.data(), beta.data(), dc, ms.data(),
                                             g, sizes.data()),
                "cublasDgemmGroupedBatched");
+  } else {
+    const auto dt = data_type<T>();
+    const cublasStatus_t st = cublasGemmGroupedBatchedEx_64(
+        lease.h, ops.data(), ops.data(), ms.data(), ns.data(), ks.data(), alpha.data(),
+        reinterpret_cast<const void* const*>(dw), dt, ms.data(), reinterpret_cast<const void* const*>(da), dt,
+        ks.data(), beta.data(), reinterpret_cast<void* const*>(dc), dt, ms.data(), g, sizes.data(),
+        CUBLAS_COMPUTE_32F);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED) per_group();
+    else check_blas(st, "cublasGemmGroupedBatchedEx");
+  }
 #else
-  const T alpha = 1, beta = 0;
-  each_group([&](std::size_t m, const T* ag, const T* wg, T* cg) {
-    const auto rm = static_cast<std::int64_t>(m);
-    if constexpr (std::is_same_v<T, float>)
-      check_blas(cublasSgemm_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, ld_w, ag, ld_a, &beta,
-                                cg, ld_w),
-                 "cublasSgemm (grouped_matmul)");
-    else
-      check_blas(cublasDgemm_64(lease.h, CUBLAS_OP_N, CUBLAS_OP_N, ld_w, rm, ld_a, &alpha, wg, ld_w, ag, ld_a, &beta,
-                                cg, ld_w),
-                 "cublasDgemm (grouped_matmul)");
-  });
+  per_group();
 #endif
   count_launch();
 }
@@ -418,9 +464,21 @@ template void gemm<veda::half>(CudaDevice&, GemmTier, const GemmShape&, const ve
                                veda::half*, cudaStream_t);
 template void gemm<veda::bfloat16>(CudaDevice&, GemmTier, const GemmShape&, const veda::bfloat16*,
                                    const veda::bfloat16*, veda::bfloat16*, cudaStream_t);
+#define VEDA_LINEAR_FUSED(T)                                                                                   \
+  template bool linear_fused<T>(CudaDevice&, std::size_t, std::size_t, std::size_t, const T*, const T*, const T*, T*, \
+                                Activation, bool, cudaStream_t);
+VEDA_LINEAR_FUSED(float)
+VEDA_LINEAR_FUSED(veda::half)
+VEDA_LINEAR_FUSED(veda::bfloat16)
+#undef VEDA_LINEAR_FUSED
 template void grouped_gemm<float>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t, std::size_t,
                                   const float*, const float*, float*, cudaStream_t);
 template void grouped_gemm<double>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t, std::size_t,
                                    const double*, const double*, double*, cudaStream_t);
+template void grouped_gemm<veda::half>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t,
+                                       std::size_t, const veda::half*, const veda::half*, veda::half*, cudaStream_t);
+template void grouped_gemm<veda::bfloat16>(CudaDevice&, GemmTier, const std::vector<std::size_t>&, std::size_t,
+                                           std::size_t, const veda::bfloat16*, const veda::bfloat16*,
+                                           veda::bfloat16*, cudaStream_t);
 
 }  // namespace veda::detail::cuda

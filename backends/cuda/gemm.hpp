@@ -1,7 +1,7 @@
 // GPU GEMM tiers on device pointers: gpu-tiled (veda's shared-memory
 // kernel), gpu-cublas, gpu-cublas-tf32 (tensor cores, FP32 only), the
 // bias + activation epilogue kernel, linear() fused into one cuBLASLt
-// call (bias and activation as its epilogue; FP32 only), and
+// call (bias and activation as its epilogue; FP32 and 16-bit), and
 // linear_backward's products with their cuBLASLt gradient epilogues.
 #pragma once
 
@@ -28,15 +28,18 @@ template <class T>
 void grouped_gemm(CudaDevice& dev, GemmTier tier, const std::vector<std::size_t>& rows, std::size_t k, std::size_t n,
                   const T* a, const T* w, T* c, cudaStream_t stream);
 
-// c[i][j] = act(c[i][j] + bias[j]) on the device.
+// c[i][j] = act(c[i][j] + bias[j]) on the device (16-bit: in FP32).
 template <class T>
 void bias_activation(T* c, std::size_t m, std::size_t n, const T* bias, Activation act, cudaStream_t stream);
 
-// y (m x n) = act(x (m x k) * w^T (w: n x k) + bias) in one cuBLASLt call;
-// false, having enqueued nothing, where cuBLASLt does not support it (as
-// for the two below, whose callers then use cuBLAS and veda's kernels).
-bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const float* x, const float* w,
-                  const float* bias, float* y, Activation act, bool tf32, cudaStream_t stream);
+// y (m x n) = act(x (m x k) * w^T (w: n x k) + bias) in one cuBLASLt call
+// (float, half, bfloat16: FP32 sums and epilogue, y rounded once; TF32 for
+// float only); false, having enqueued nothing, where cuBLASLt does not
+// support it (as for the two below, whose callers then use cuBLAS and
+// veda's kernels).
+template <class T>
+bool linear_fused(CudaDevice& dev, std::size_t m, std::size_t n, std::size_t k, const T* x, const T* w, const T* bias,
+                  T* y, Activation act, bool tf32, cudaStream_t stream);
 
 // linear_backward's products, one cuBLASLt call each (FP32), for x (m x k),
 // w (n x k) and dz (m x n, the gradient at the pre-activation):

@@ -214,18 +214,20 @@ __global__ void tiled_gemm(GemmShape s, const T* a, const T* b, T* c) {
   }
 }
 
-template <class T>
-__global__ void bias_act_kernel(T* c, std::size_t m, std::size_t n, const T* bias, Activation act) {
+// D: the device element type; 16-bit values are computed in FP32 (Acc).
+template <class D>
+__global__ void bias_act_kernel(D* c, std::size_t m, std::size_t n, const D* bias, Activation act) {
+  using A = Acc<D>;
   const std::size_t total = m * n;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    T v = c[i] + (bias ? bias[i % n] : T(0));
-    if (act == Activation::Relu) v = v > T(0) ? v : T(0);
+    A v = static_cast<A>(c[i]) + (bias ? static_cast<A>(bias[i % n]) : A(0));
+    if (act == Activation::Relu) v = v > A(0) ? v : A(0);
     else if (act == Activation::Gelu) {
-      const T t = T(0.7978845608028654) * (v + T(0.044715) * v * v * v);
-      v = T(0.5) * v * (T(1) + tanh(t));
+      const A t = A(0.7978845608028654) * (v + A(0.044715) * v * v * v);
+      v = A(0.5) * v * (A(1) + tanh(t));
     }
-    c[i] = v;
+    c[i] = static_cast<D>(v);
   }
 }
 // A grid of tile x tile blocks over C, row tiles over y and z (see row_tile).
@@ -282,7 +284,7 @@ template <class T>
 void bias_activation(T* c, std::size_t m, std::size_t n, const T* bias, Activation act, cudaStream_t stream) {
   if (m * n == 0) return;
   const std::size_t blocks = std::min<std::size_t>((m * n + 255) / 256, 65535);
-  bias_act_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(c, m, n, bias, act);
+  bias_act_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(device_ptr(c), m, n, device_ptr(bias), act);
 }
 
 template void launch_tiled_gemm<float>(const GemmShape&, const float*, const float*, float*, cudaStream_t);
@@ -300,5 +302,9 @@ template void launch_ladder_gemm<veda::bfloat16>(GemmTier, const GemmShape&, con
                                                  const veda::bfloat16*, veda::bfloat16*, cudaStream_t);
 template void bias_activation<float>(float*, std::size_t, std::size_t, const float*, Activation, cudaStream_t);
 template void bias_activation<double>(double*, std::size_t, std::size_t, const double*, Activation, cudaStream_t);
+template void bias_activation<veda::half>(veda::half*, std::size_t, std::size_t, const veda::half*, Activation,
+                                          cudaStream_t);
+template void bias_activation<veda::bfloat16>(veda::bfloat16*, std::size_t, std::size_t, const veda::bfloat16*,
+                                              Activation, cudaStream_t);
 
 }  // namespace veda::detail::cuda

@@ -12,13 +12,18 @@
 //   of no rows is skipped; d_in = 0 gives zeros. Shapes or counts that do
 //   not fit throw veda::InvalidArgument naming them, before any work.
 //   counts are read on the host (copied back if they are on the device).
-// - Float and double; the products as matmul computes them.
+// - Float, double, veda::half and veda::bfloat16; the products as matmul
+//   computes them (16-bit: FP32 sums, each output rounded once).
 // - Tiers: cpu-reference (naive, double accumulation: the tests' oracle,
 //   only when forced), cpu-blas (OpenBLAS, group after group, each with its
 //   threads; not for nested calls), cpu-tiled (the groups over oneTBB, each
 //   product's tiles nested in them), gpu-tiled (veda's kernel, a launch per
 //   group), gpu-cublas (one cublas{S,D}gemmGroupedBatched call where the
-//   toolkit has it, cuBLAS 12.5+; else a GEMM per group). The cost model
+//   toolkit has it, cuBLAS 12.5+; else a GEMM per group; 16-bit elements:
+//   cublasGemmGroupedBatchedEx on tensor cores, compute capability 8.0+,
+//   or cublasGemmEx per group where the grouped call declines them). 16-bit
+//   elements on the CPU tiers: the float tiers on float copies of each
+//   group's operands. The cost model
 //   sees the total product; history corrects it for the groups' sizes.
 //   The result is left where it was computed.
 //
@@ -30,6 +35,7 @@
 
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
+#include "veda/half.hpp"
 #include "veda/softmax.hpp"  // detail::RowElem
 
 namespace veda {
@@ -41,7 +47,12 @@ struct GroupedMatmulOptions {
   std::string tier;  // force a named tier: tests, benchmarks, debugging
 };
 
-template <detail::RowElem T>
+namespace detail {
+template <class T>
+concept GroupedElem = RowElem<T> || is_16bit_float<T>;
+}  // namespace detail
+
+template <detail::GroupedElem T>
 Array<T> grouped_matmul(const Array<T>& inputs, const Array<T>& weights, const Array<std::int64_t>& counts,
                         const GroupedMatmulOptions& options = {});
 
@@ -49,5 +60,9 @@ extern template Array<float> grouped_matmul<float>(const Array<float>&, const Ar
                                                    const Array<std::int64_t>&, const GroupedMatmulOptions&);
 extern template Array<double> grouped_matmul<double>(const Array<double>&, const Array<double>&,
                                                      const Array<std::int64_t>&, const GroupedMatmulOptions&);
+extern template Array<half> grouped_matmul<half>(const Array<half>&, const Array<half>&, const Array<std::int64_t>&,
+                                                 const GroupedMatmulOptions&);
+extern template Array<bfloat16> grouped_matmul<bfloat16>(const Array<bfloat16>&, const Array<bfloat16>&,
+                                                         const Array<std::int64_t>&, const GroupedMatmulOptions&);
 
 }  // namespace veda

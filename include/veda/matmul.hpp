@@ -8,10 +8,12 @@
 //
 // Contract:
 // - Float and double, row-major 2-D Arrays (or spans with explicit m, k, n);
-//   matmul and matmul_into also take veda::half and veda::bfloat16
+//   matmul, matmul_into and linear also take veda::half and veda::bfloat16
 //   (veda/half.hpp): the products summed in FP32 and C rounded once to the
 //   element type, as cuBLAS's 16-bit GEMMs compute them; alpha and beta
-//   apply in FP32 too.
+//   apply in FP32 too. A 16-bit linear adds the bias and applies the
+//   activation in FP32: y is rounded once on the CPU tiers and
+//   gpu-cublaslt-fused, twice (the product, then y) on gpu-unfused.
 //   transpose_a / transpose_b read A as stored k x m / B as stored n x k.
 // - Batches: matmul and matmul_into take 3-D Arrays as stacks of matrices
 //   ([batch, rows, cols]); the result is [batch, m, n]. Two 3-D operands
@@ -37,7 +39,8 @@
 //   gpu-tiled (veda's kernel), gpu-cublas, gpu-cublas-tf32 (when the precision
 //   policy allows TF32 and the GPU has tensor cores), and for linear
 //   gpu-unfused (cuBLAS + an epilogue kernel) and gpu-cublaslt-fused (one
-//   cuBLASLt call, FP32). Capability filters first, then the cost model.
+//   cuBLASLt call; float and 16-bit, TF32 for float where the precision
+//   policy allows it). Capability filters first, then the cost model.
 //   16-bit elements: the CPU tiers run the float tiers on float copies of
 //   the operands; gpu-cublas is cublasGemmEx on the 16-bit data (tensor
 //   cores), gpu-wmma stages it into FP16/BF16 fragments exactly, gpu-tiled
@@ -123,5 +126,9 @@ extern template Array<float> linear<float>(const Array<float>&, const Array<floa
                                            const MatmulOptions&);
 extern template Array<double> linear<double>(const Array<double>&, const Array<double>&, const Array<double>&,
                                              Activation, const MatmulOptions&);
+extern template Array<half> linear<half>(const Array<half>&, const Array<half>&, const Array<half>&, Activation,
+                                         const MatmulOptions&);
+extern template Array<bfloat16> linear<bfloat16>(const Array<bfloat16>&, const Array<bfloat16>&,
+                                                 const Array<bfloat16>&, Activation, const MatmulOptions&);
 
 }  // namespace veda
