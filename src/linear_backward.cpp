@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/linear_backward.hpp"
 #include "src/gemm_tiers.hpp"
@@ -21,6 +22,9 @@ using detail::tier_bit;
 
 constexpr std::uint32_t kTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                  tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
+// 16-bit elements: no cuBLASLt epilogue tier (its 16-bit gradient epilogues are not wired up).
+template <class T>
+constexpr std::uint32_t tiers_of = detail::is_16bit_float<T> ? kTiers & ~tier_bit(Tier::GpuCublasLtFused) : kTiers;
 
 template <class T>
 struct LinearBackwardTag {};
@@ -46,6 +50,69 @@ void check_matrix(const std::string& op, const char* what, const Array<T>& a, st
                         "; it must be " + std::to_string(rows) + "x" + std::to_string(cols) + " (" + why + ")");
 }
 
+// The two products: grad_x = dz w, grad_w = dz^T x (dz stored m x n).
+struct Products {
+  GemmShape x, w;
+};
+Products products(std::size_t m, std::size_t k, std::size_t n) {
+  Products p;
+  p.x.m = m, p.x.n = k, p.x.k = n;
+  p.w.m = n, p.w.n = k, p.w.k = m, p.w.trans_a = true;
+  return p;
+}
+
+// The gradients' host memory (null: not asked for).
+template <class T>
+struct Grads {
+  T *x, *w, *bias, *input_bias;
+};
+
+// The CPU tiers on host pointers: the GEMMs as matmul's tiers, the
+// activation gradients and column sums over oneTBB (serially for
+// cpu-reference).
+template <class T>
+  requires(!detail::is_16bit_float<T>)
+void backward_cpu(Runtime& rt, Tier tier, const T* x, const T* w, const T* grad_out, Activation act, const T* z,
+                  Activation input_act, const T* zin, std::size_t m, std::size_t k, std::size_t n, Grads<T> out) {
+  detail::CpuExecutor* par = tier == Tier::CpuReference ? nullptr : rt.state().cpu_executor.get();
+  const Products prod = products(m, k, n);
+  const GemmShape &sx = prod.x, &sw = prod.w;
+  const T* dz = grad_out;
+  std::unique_ptr<T[]> dz_store;
+  if (z) {
+    dz_store.reset(new T[m * n]);
+    detail::cpu::activation_grad(par, dz_store.get(), dz, z, m * n, act);
+    dz = dz_store.get();
+  }
+  detail::gemm_cpu(rt, tier, sx, dz, w, out.x);
+  if (zin) detail::cpu::activation_grad(par, out.x, out.x, zin, m * k, input_act);
+  if (out.input_bias) detail::cpu::column_sums(par, out.x, m, k, out.input_bias);
+  detail::gemm_cpu(rt, tier, sw, dz, x, out.w);
+  if (out.bias) detail::cpu::column_sums(par, dz, m, n, out.bias);
+}
+
+// 16-bit elements: the float path on float copies, each gradient rounded once.
+template <class T>
+  requires detail::is_16bit_float<T>
+void backward_cpu(Runtime& rt, Tier tier, const T* x, const T* w, const T* grad_out, Activation act, const T* z,
+                  Activation input_act, const T* zin, std::size_t m, std::size_t k, std::size_t n, Grads<T> out) {
+  auto widen = [&](const T* p, std::size_t count) {
+    std::vector<float> f(p ? count : 0);
+    if (p) detail::convert(rt, p, f.data(), count);
+    return f;
+  };
+  const auto fx = widen(x, m * k), fw = widen(w, n * k), fg = widen(grad_out, m * n), fz = widen(z, m * n),
+             fzin = widen(zin, m * k);
+  std::vector<float> gx(m * k), gw(n * k), gb(out.bias ? n : 0), gib(out.input_bias ? k : 0);
+  backward_cpu<float>(rt, tier, fx.data(), fw.data(), fg.data(), act, z ? fz.data() : nullptr, input_act,
+                      zin ? fzin.data() : nullptr, m, k, n,
+                      {gx.data(), gw.data(), out.bias ? gb.data() : nullptr, out.input_bias ? gib.data() : nullptr});
+  detail::convert(rt, gx.data(), out.x, gx.size());
+  detail::convert(rt, gw.data(), out.w, gw.size());
+  if (out.bias) detail::convert(rt, gb.data(), out.bias, gb.size());
+  if (out.input_bias) detail::convert(rt, gib.data(), out.input_bias, gib.size());
+}
+
 template <class T>
 LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
   const std::string op = o.name.empty() ? "veda::linear_backward" : o.name;
@@ -65,10 +132,8 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
   if (act_in) check_matrix(op, "pre_act", in.pre_act, m, n, "the activation's input, as grad_out");
   if (input_grad) check_matrix(op, "input_pre_act", in.input_pre_act, m, k, "the input activation's input, as x");
 
-  // The two products: grad_x = dz w, grad_w = dz^T x (dz stored m x n).
-  GemmShape sx, sw;
-  sx.m = m, sx.n = k, sx.k = n;
-  sw.m = n, sw.n = k, sw.k = m, sw.trans_a = true;
+  const Products prod = products(m, k, n);
+  const GemmShape &sx = prod.x, &sw = prod.w;
   GemmShape both = sx;  // the cost model sees the two GEMMs as one of twice the rows
   both.m = 2 * m;
   detail::CallDesc d = detail::gemm_desc<T>(both, o);
@@ -84,22 +149,13 @@ LinearGrads<T> backward(const Operands<T>& in, const LinearBackwardOptions& o) {
   detail::CallScope scope;
   Runtime& rt = scope.runtime();
   detail::run_op(
-      rt, detail::op_site<LinearBackwardTag<T>>(o.name, "linear_backward", detail::OpClass::Gemm, kTiers), d,
+      rt, detail::op_site<LinearBackwardTag<T>>(o.name, "linear_backward", detail::OpClass::Gemm, tiers_of<T>), d,
       [&](const detail::Plan& p) {
-        detail::CpuExecutor* par = p.tier == Tier::CpuReference ? nullptr : rt.state().cpu_executor.get();
-        const T* dz = in.grad_out.host().data();
-        std::unique_ptr<T[]> dz_store;
-        if (act_in) {
-          dz_store.reset(new T[m * n]);
-          detail::cpu::activation_grad(par, dz_store.get(), dz, in.pre_act.host().data(), m * n, in.act);
-          dz = dz_store.get();
-        }
-        T* gx = g.grad_x.host().data();
-        detail::gemm_cpu(rt, p.tier, sx, dz, w.host().data(), gx);
-        if (input_grad) detail::cpu::activation_grad(par, gx, gx, in.input_pre_act.host().data(), m * k, in.input_act);
-        if (in.chained) detail::cpu::column_sums(par, gx, m, k, g.grad_input_bias.host().data());
-        detail::gemm_cpu(rt, p.tier, sw, dz, x.host().data(), g.grad_w.host().data());
-        if (o.bias) detail::cpu::column_sums(par, dz, m, n, g.grad_bias.host().data());
+        backward_cpu<T>(rt, p.tier, x.host().data(), w.host().data(), in.grad_out.host().data(), in.act,
+                        act_in ? in.pre_act.host().data() : nullptr, in.input_act,
+                        input_grad ? in.input_pre_act.host().data() : nullptr, m, k, n,
+                        {g.grad_x.host().data(), g.grad_w.host().data(), o.bias ? g.grad_bias.host().data() : nullptr,
+                         in.chained ? g.grad_input_bias.host().data() : nullptr});
       },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
@@ -192,6 +248,8 @@ LinearGrads<T> linear_backward(const Array<T>& x, const Array<T>& w, const Array
                                              const Array<T>&, Activation, const Array<T>&, const LinearBackwardOptions&);
 VEDA_LINEAR_BACKWARD_INSTANTIATE(float)
 VEDA_LINEAR_BACKWARD_INSTANTIATE(double)
+VEDA_LINEAR_BACKWARD_INSTANTIATE(half)
+VEDA_LINEAR_BACKWARD_INSTANTIATE(bfloat16)
 #undef VEDA_LINEAR_BACKWARD_INSTANTIATE
 
 }  // namespace veda

@@ -1,8 +1,8 @@
 // Contract: veda::linear_backward gives the gradients of linear() —
 // grad_x = dz w, grad_w = dz^T x, grad_bias = dz's column sums, dz =
 // grad_out * act'(pre_act) — on every tier this build and machine can run,
-// for both element types and every activation, at empty, 1x1, prime, odd
-// and 10^7-element shapes; the chained form folds the input layer's
+// for float, double, half and bfloat16 (16-bit: computed in FP32) and every
+// activation, at empty, 1x1, prime, odd and 10^7-element shapes; the chained form folds the input layer's
 // activation gradient and bias gradient in; the gradients agree with
 // finite differences of linear() itself; bad shapes and a missing
 // pre-activation throw InvalidArgument naming them before any work.
@@ -165,6 +165,83 @@ TEST_CASE_TEMPLATE("the chained form folds in the input layer's activation and b
         }
       }
   }
+}
+
+// 16-bit elements: each gradient against the definitions in double over
+// the inputs as stored, with A the sum of its terms' magnitudes. The CPU
+// tiers compute in FP32 and round once: half an ulp of T at the value
+// (cpu-reference rounds through float: a little more) plus FP32's sums.
+// gpu-unfused also rounds dz (and grad_x before an input activation) to T:
+// an ulp of T per term besides.
+template <class T>
+void check_16(const veda::Array<T>& got, const std::vector<double>& want, const std::vector<double>& mag,
+              std::size_t terms, bool gpu, const char* what) {
+  CAPTURE(what);
+  REQUIRE(got.size() == want.size());
+  const double eps = std::ldexp(1.0, 1 - std::numeric_limits<T>::digits);
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double e = std::abs(double(float(got.host()[i])) - want[i]);
+    const double tol = (eps / 2 + std::ldexp(1.0, -23)) * std::abs(want[i]) +
+                       (static_cast<double>(terms + 2) * std::ldexp(1.0, -23) + (gpu ? 2 * eps : 0.0)) * mag[i];
+    bad += !(e <= tol);
+  }
+  CHECK(bad == 0);
+}
+
+TEST_CASE_TEMPLATE("16-bit linear_backward computes in FP32: every activation, bias or not, chained, every tier", T,
+                   veda::half, veda::bfloat16) {
+  Runtime rt;
+  const auto tiers16 = veda_test::op_tiers({"cpu-reference", "cpu-blas", "cpu-tiled"}, {"gpu-unfused"});
+  for (const Dims& s : {Dims{0, 4, 3}, Dims{5, 0, 3}, Dims{1, 1, 1}, Dims{7, 13, 11}, Dims{97, 89, 101},
+                        Dims{1031, 8, 7}}) {
+    CAPTURE(s.m);
+    CAPTURE(s.k);
+    CAPTURE(s.n);
+    const auto x = matrix<T>(s.m, s.k, 41), w = matrix<T>(s.n, s.k, 42), g = matrix<T>(s.m, s.n, 43);
+    const auto z = matrix<T>(s.m, s.n, 44), zin = matrix<T>(s.m, s.k, 45);
+    // The magnitudes: the same sums over |terms| (|act'| <= 1.2).
+    auto abs_of = [](const veda::Array<T>& a) {
+      veda::Array<double> r(a.rows(), a.cols());
+      for (std::size_t i = 0; i < a.size(); ++i) r.host()[i] = std::abs(double(float(a.host()[i])));
+      return r;
+    };
+    auto wide = [](const veda::Array<T>& a) {
+      veda::Array<double> r(a.rows(), a.cols());
+      for (std::size_t i = 0; i < a.size(); ++i) r.host()[i] = double(float(a.host()[i]));
+      return r;
+    };
+    const auto ax = abs_of(x), aw = abs_of(w), ag = abs_of(g);
+    for (Activation act : kActs)
+      for (Activation in_act : {Activation::None, Activation::Gelu}) {
+        CAPTURE(static_cast<int>(act));
+        CAPTURE(static_cast<int>(in_act));
+        const bool chained = in_act != Activation::None;
+        const Want want = oracle(wide(x), wide(w), wide(g), act, wide(z), in_act, wide(zin));
+        Want mag = oracle(ax, aw, ag, Activation::None, ax, Activation::None, ax);
+        for (auto* v : {&mag.gx, &mag.gw, &mag.gb, &mag.gib})
+          for (double& e : *v) e *= 1.44;  // act' and input_act' at most 1.2 each
+        for (const auto& tier : tiers16) {
+          CAPTURE(tier);
+          veda::LinearBackwardOptions o;
+          o.tier = tier;
+          const veda_test::DeviceWork dw;
+          const auto r = chained ? veda::linear_backward(x, w, g, act, z, in_act, zin, o)
+                                 : veda::linear_backward(x, w, g, act, z, o);
+          veda_test::check_ran(tier, dw, s.m * s.n > 0 || s.n * s.k > 0 || s.m * s.k > 0);
+          const bool gpu = tier.rfind("gpu", 0) == 0;
+          check_16(r.grad_x, want.gx, mag.gx, s.n, gpu, "grad_x");
+          check_16(r.grad_w, want.gw, mag.gw, s.m, gpu, "grad_w");
+          check_16(r.grad_bias, want.gb, mag.gb, s.m, gpu, "grad_bias");
+          if (chained) check_16(r.grad_input_bias, want.gib, mag.gib, s.m * s.n, gpu, "grad_input_bias");
+        }
+      }
+  }
+  const auto x = matrix<T>(3, 4, 1), w = matrix<T>(2, 4, 2), g = matrix<T>(3, 2, 3);
+  veda::LinearBackwardOptions o;
+  o.tier = "gpu-cublaslt-fused";
+  CHECK_THROWS_WITH_AS(veda::linear_backward(x, w, g, Activation::None, {}, o), doctest::Contains("has no tier"),
+                       veda::InvalidArgument);
 }
 
 TEST_CASE("the gradients are those of linear(): central differences in double") {

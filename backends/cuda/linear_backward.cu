@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/device_elem.cuh"
 
 namespace veda::detail::cuda {
 namespace {
@@ -18,7 +19,8 @@ constexpr std::size_t kTargetBlocks = 1024;       // enough to fill an H100's SM
 
 unsigned blocks_for(std::size_t n) { return static_cast<unsigned>(std::clamp<std::size_t>((n + kThreads - 1) / kThreads, 1, 65535)); }
 
-// The derivative of activate() (veda/detail/gemm_shape.hpp); ReLU's is 0 at 0.
+// The derivative of activate() (veda/detail/gemm_shape.hpp); ReLU's is 0 at
+// 0. T is the compute type (Acc: FP32 for 16-bit elements).
 template <class T>
 __device__ T derivative(T z, Activation act) {
   if (act == Activation::Relu) return z > T(0) ? T(1) : T(0);
@@ -30,11 +32,13 @@ __device__ T derivative(T z, Activation act) {
   return T(1);
 }
 
-template <class T>
-__global__ void activation_grad_kernel(T* out, const T* g, const T* z, std::size_t count, Activation act) {
+// D: the device element type.
+template <class D>
+__global__ void activation_grad_kernel(D* out, const D* g, const D* z, std::size_t count, Activation act) {
+  using A = Acc<D>;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
        i += std::size_t{gridDim.x} * blockDim.x)
-    out[i] = g[i] * derivative(z[i], act);
+    out[i] = static_cast<D>(static_cast<A>(g[i]) * derivative(static_cast<A>(z[i]), act));
 }
 
 // Rows per block (run) and runs for a rows x cols matrix: runs of at least
@@ -51,31 +55,32 @@ Runs runs_for(std::size_t rows, std::size_t cols) {
 
 // Block (tile, run): partial[run][col] (or out[col] when one run) = the sum of
 // its rows of each of its 32 columns.
-template <class T>
-__global__ void column_partials(const T* a, std::size_t rows, std::size_t cols, std::size_t run_rows, double* partial,
-                                T* out) {
+template <class D>
+__global__ void column_partials(const D* a, std::size_t rows, std::size_t cols, std::size_t run_rows, double* partial,
+                                D* out) {
+  using A = Acc<D>;  // 16-bit: through float (CUDA's types convert to float, not double)
   __shared__ double acc[kRowThreads][kCols];
   const std::size_t col = blockIdx.x * std::size_t{kCols} + threadIdx.x;
   const std::size_t r0 = blockIdx.y * run_rows, r1 = std::min(rows, r0 + run_rows);
   double s = 0;
   if (col < cols)
-    for (std::size_t r = r0 + threadIdx.y; r < r1; r += kRowThreads) s += static_cast<double>(a[r * cols + col]);
+    for (std::size_t r = r0 + threadIdx.y; r < r1; r += kRowThreads) s += static_cast<double>(static_cast<A>(a[r * cols + col]));
   acc[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y != 0 || col >= cols) return;
   double t = 0;
   for (unsigned y = 0; y < kRowThreads; ++y) t += acc[y][threadIdx.x];
   if (partial) partial[blockIdx.y * cols + col] = t;
-  else out[col] = static_cast<T>(t);
+  else out[col] = static_cast<D>(static_cast<A>(t));
 }
 
-template <class T>
-__global__ void add_runs(const double* partial, std::size_t runs, std::size_t cols, T* out) {
+template <class D>
+__global__ void add_runs(const double* partial, std::size_t runs, std::size_t cols, D* out) {
   for (std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; c < cols;
        c += std::size_t{gridDim.x} * blockDim.x) {
     double t = 0;
     for (std::size_t r = 0; r < runs; ++r) t += partial[r * cols + c];
-    out[c] = static_cast<T>(t);
+    out[c] = static_cast<D>(static_cast<Acc<D>>(t));
   }
 }
 
@@ -98,7 +103,8 @@ __global__ void relu_mask_kernel(const float* z, std::size_t m, std::size_t k, s
 template <class T>
 void activation_grad(T* out, const T* g, const T* z, std::size_t count, Activation act, cudaStream_t s) {
   if (count == 0) return;
-  activation_grad_kernel<T><<<blocks_for(count), kThreads, 0, s>>>(out, g, z, count, act);
+  activation_grad_kernel<<<blocks_for(count), kThreads, 0, s>>>(device_ptr(out), device_ptr(g), device_ptr(z), count,
+                                                                 act);
   launched("activation gradient kernel launch");
 }
 
@@ -114,10 +120,11 @@ void column_sums(const T* a, std::size_t rows, std::size_t cols, T* sums, void* 
   const Runs r = runs_for(rows, cols);
   double* partial = r.count > 1 ? static_cast<double*>(scratch) : nullptr;
   const dim3 grid(static_cast<unsigned>((cols + kCols - 1) / kCols), static_cast<unsigned>(r.count));
-  column_partials<T><<<grid, dim3(kCols, kRowThreads), 0, s>>>(a, rows, cols, r.rows, partial, sums);
+  column_partials<<<grid, dim3(kCols, kRowThreads), 0, s>>>(device_ptr(a), rows, cols, r.rows, partial,
+                                                             device_ptr(sums));
   launched("column sum kernel launch");
   if (!partial) return;
-  add_runs<T><<<blocks_for(cols), kThreads, 0, s>>>(partial, r.count, cols, sums);
+  add_runs<<<blocks_for(cols), kThreads, 0, s>>>(partial, r.count, cols, device_ptr(sums));
   launched("column sum kernel launch");
 }
 
@@ -134,5 +141,11 @@ template void activation_grad<float>(float*, const float*, const float*, std::si
 template void activation_grad<double>(double*, const double*, const double*, std::size_t, Activation, cudaStream_t);
 template void column_sums<float>(const float*, std::size_t, std::size_t, float*, void*, cudaStream_t);
 template void column_sums<double>(const double*, std::size_t, std::size_t, double*, void*, cudaStream_t);
+#define VEDA_LINEAR_BACKWARD_16(T)                                                                              \
+  template void activation_grad<T>(T*, const T*, const T*, std::size_t, Activation, cudaStream_t);              \
+  template void column_sums<T>(const T*, std::size_t, std::size_t, T*, void*, cudaStream_t);
+VEDA_LINEAR_BACKWARD_16(veda::half)
+VEDA_LINEAR_BACKWARD_16(veda::bfloat16)
+#undef VEDA_LINEAR_BACKWARD_16
 
 }  // namespace veda::detail::cuda

@@ -23,7 +23,12 @@
 //   (grad_x above times input_act'(input_pre_act)) and grad_input_bias (k)
 //   that layer's bias gradient: the next call needs neither an activation
 //   pass nor a bias reduction of its own.
-// - Float and double, 2-D Arrays. Shapes that do not fit, or a missing
+// - Float, double, veda::half and veda::bfloat16, 2-D Arrays. 16-bit
+//   elements compute in FP32: the CPU tiers run the float path on float
+//   copies and round each gradient once; gpu-unfused rounds dz to the
+//   element type before its GEMMs (cublasGemmEx, tensor cores: sm_80+,
+//   FP32 sums), and grad_x again after an input activation; there is no
+//   gpu-cublaslt-fused tier for them. Shapes that do not fit, or a missing
 //   pre-activation, throw veda::InvalidArgument naming them, before any
 //   work. Empty dimensions give empty or zero gradients (m = 0: zero
 //   grad_w and grad_bias).
@@ -46,6 +51,7 @@
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/gemm_shape.hpp"
+#include "veda/half.hpp"
 
 namespace veda {
 
@@ -84,6 +90,8 @@ LinearGrads<T> linear_backward(const Array<T>& x, const Array<T>& w, const Array
                                                     const LinearBackwardOptions&);
 VEDA_LINEAR_BACKWARD_EXTERN(float)
 VEDA_LINEAR_BACKWARD_EXTERN(double)
+VEDA_LINEAR_BACKWARD_EXTERN(half)
+VEDA_LINEAR_BACKWARD_EXTERN(bfloat16)
 #undef VEDA_LINEAR_BACKWARD_EXTERN
 
 }  // namespace veda
