@@ -23,8 +23,8 @@ namespace veda::detail {
 inline Placement scoped_placement() noexcept { return t_scoped; }  // (settled_plans.hpp)
 
 // With several devices, the slot of the device a GPU call runs on: the one
-// it asks for (CallDesc::device), else the one holding an operand's valid
-// copy (nothing moves between devices), else the one with the least of its
+// it asks for (CallDesc::device), else the one holding most of its operand
+// bytes (CallDesc::resident_device, set by CopyIn), else the one with the least of its
 // pool in use (the data placed there so far stands for the work queued
 // there; the first on a tie). The scheduler makes it the thread's device for
 // the call.

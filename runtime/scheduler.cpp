@@ -96,7 +96,7 @@ std::size_t device_room(RuntimeState& st, const CallDesc& d) {
   }
 }
 
-CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlot& slot,
+CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slot,
                          const CallDesc& d, const Resolved& r, const std::string& obstacle,
                          double idle_us) {
   CostRequest q;
@@ -128,8 +128,10 @@ CostRequest make_request(const RuntimeState& st, const Site& site, const TypeSlo
   q.linear = d.linear;
   q.gpu_setup_us = d.gpu_setup_us;
   q.double_precision = d.elem_bytes == 8;
-  const auto sel = static_cast<std::size_t>(st.gpu.selected);
-  q.tensor_cores = st.gpu.usable && sel < st.gpu.devices.size() && st.gpu.devices[sel].cc_major >= 8;
+  // Tensor cores: those of the device the call would run on (several devices: device_slot_for).
+  const int dev = st.device_count() > 1 ? st.device_at(device_slot_for(st, d))->index() : st.gpu.selected;
+  const auto at = static_cast<std::size_t>(dev);
+  q.tensor_cores = st.gpu.usable && dev >= 0 && at < st.gpu.devices.size() && st.gpu.devices[at].cc_major >= 8;
   return q;
 }
 

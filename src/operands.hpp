@@ -86,15 +86,15 @@ inline void describe_axis(CallDesc& d, ScalarType t, const AxisSplit& s) {
 // move), for ops whose results stay where they are computed.
 inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
   bool all = true, any = false;
-  std::size_t peer = 0;
+  CopyIn copy_in;
   for (const Buffer* b : bufs) {
     if (!b) continue;
     const int where = b->device();  // -1: valid on no device
-    all &= count_copy_in(d, *b, where, b->bytes(), peer);
+    copy_in.add(d, *b, where, b->bytes());
     if (!b->valid_on_host()) d.cpu_d2h_bytes += b->bytes();
     any |= where >= 0;
   }
-  set_peer_share(d, peer);
+  all &= copy_in.finish(d);
   d.all_on_device = all && bufs.size() > 0;
   d.any_on_device = any;
   d.gpu_capable = VEDA_HAS_CUDA;

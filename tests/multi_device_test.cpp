@@ -5,7 +5,8 @@
 // frees the others' stale copies, readers on two devices each get their own
 // copy, a device out of memory leaves the data where it was, and shutdown
 // brings data home from every device. Which device a GPU call runs on: the
-// one it asks for, else where its data is, else the least used. Devices that
+// one it asks for, else where most of its operand bytes are, else the least
+// used. Devices that
 // reach each other (peer access) copy straight over, not through the host,
 // and a GPU tier counts the bytes it would copy in from either.
 //
@@ -233,7 +234,6 @@ TEST_CASE("a failed peer copy leaves the data where it was") {
 
 TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from another device") {
   using veda::detail::CallDesc;
-  using veda::detail::count_copy_in;
   Running r;
   Array<int> on1(1000), host(500), both(250);
   write_on(r.dev(1), on1, 1);  // valid on device 1 only
@@ -242,13 +242,12 @@ TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from an
   auto describe = [&](int asked) {
     CallDesc d;
     d.device = veda::detail::device_byte(asked);
-    std::size_t peer = 0;
-    bool all = true;
-    for (const Array<int>* a : {&on1, &host, &both}) all &= count_copy_in(d, *a, a->device(), a->bytes(), peer);
-    veda::detail::set_peer_share(d, peer);
+    veda::detail::CopyIn copy_in;
+    for (const Array<int>* a : {&on1, &host, &both}) copy_in.add(d, *a, a->device(), a->bytes());
+    const bool all = copy_in.finish(d);
     return std::make_pair(d, all);
   };
-  // Not asked: it would run where the first operand is (device 1).
+  // Not asked: it would run where most operand bytes are (device 1: on1 and both).
   auto [d, all] = describe(-1);
   CHECK(d.resident_device == 1);
   CHECK(d.h2d_bytes == 500 * sizeof(int));  // only the host operand
@@ -263,6 +262,39 @@ TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from an
   std::tie(d, all) = describe(2);
   CHECK(d.h2d_bytes == 1750 * sizeof(int));
   CHECK(unsigned{d.peer_share} == static_cast<unsigned>(255.0 * 1000 / 1750 + 0.5));
+}
+
+TEST_CASE("not asked, a GPU tier runs where most of its operand bytes are, the first operand's device on a tie") {
+  Running r;
+  Array<int> small(100), big(5000), other(5000), host(10);
+  small.to_device(0);
+  big.to_device(2);
+  other.to_device(1);
+  auto describe = [&](std::initializer_list<const Array<int>*> ops) {
+    veda::detail::CallDesc d;
+    veda::detail::CopyIn copy_in;
+    for (const Array<int>* a : ops) copy_in.add(d, *a, a->device(), a->bytes());
+    const bool all = copy_in.finish(d);
+    return std::make_pair(d, all);
+  };
+  auto [d, all] = describe({&small, &host, &big});
+  CHECK(d.resident_device == 2);  // 5000 ints there, 100 on device 0
+  CHECK(d.h2d_bytes == 110 * sizeof(int));
+  CHECK(veda::detail::device_slot_for(r.st(), d) == 2);
+  CHECK_FALSE(all);
+  std::tie(d, all) = describe({&other, &big});  // a tie: the first operand's device
+  CHECK(d.resident_device == 1);
+  CHECK(d.h2d_bytes == 5000 * sizeof(int));
+  big.to_device(1);  // now valid on devices 1 and 2: everything is on device 1
+  std::tie(d, all) = describe({&small, &big, &other});
+  CHECK(d.resident_device == 1);
+  CHECK(d.h2d_bytes == 100 * sizeof(int));
+  std::tie(d, all) = describe({&big, &other});
+  CHECK(all);
+  CHECK(d.h2d_bytes == 0);
+  std::tie(d, all) = describe({&host});  // nothing on a device: the least used one, later
+  CHECK(d.resident_device == -1);
+  CHECK_FALSE(all);
 }
 
 TEST_CASE("a device out of memory leaves the data on the device that has it") {

@@ -75,7 +75,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   d.bytes_per_elem = detail::bytes16(sizeof(R) + (0 + ... + (is_range_v<A> ? sizeof(elem_t<A>) : 0)));
   d.device = device_byte(o.device);
   bool all_dev = true, all_pinned = true, ranges = false;
-  std::size_t peer = 0;
+  CopyIn copy_in;
   auto visit = [&](const auto& x) {
     using X = std::remove_cvref_t<decltype(x)>;
     if constexpr (is_range_v<X>) {
@@ -83,7 +83,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
       const std::size_t bytes = n * sizeof(elem_t<X>);
       if constexpr (is_array_v<X>) {
         const int dev = x.device();  // -1: valid on no device
-        all_dev &= count_copy_in(d, x, dev, bytes, peer);
+        copy_in.add(d, x, dev, bytes);
         if (!x.valid_on_host()) d.cpu_d2h_bytes += bytes;
         d.any_on_device |= dev >= 0;
         all_pinned &= x.pinned_host();
@@ -94,7 +94,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
     }
   };
   (visit(a), ...);
-  set_peer_share(d, peer);
+  all_dev &= copy_in.finish(d);
   d.all_on_device = ranges && all_dev;
   d.host_pinned = ranges && all_pinned;
   d.d2h_bytes = result_to_host ? n * sizeof(R) : 0;

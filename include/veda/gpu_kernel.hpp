@@ -134,7 +134,8 @@ class GpuKernel {
     detail::CallDesc d;
     d.type_key = &detail::type_tag<GpuKernel, A...>;
     d.device = detail::device_byte(opt_.device);
-    std::size_t bytes = 0, peer = 0;
+    std::size_t bytes = 0;
+    detail::CopyIn copy_in;
     bool all_dev = true, ranges = false;
     auto visit = [&](const auto& x, bool out) {
       using X = std::remove_cvref_t<decltype(x)>;
@@ -145,7 +146,7 @@ class GpuKernel {
         const std::size_t b = x.size() * sizeof(detail::elem_t<X>);
         if constexpr (detail::is_array_v<X>) {
           const int dev = x.device();  // -1: valid on no device
-          all_dev &= detail::count_copy_in(d, x, dev, b, peer);
+          copy_in.add(d, x, dev, b);
           if (!x.valid_on_host()) d.cpu_d2h_bytes += b;
           d.any_on_device |= dev >= 0;
         } else {
@@ -156,7 +157,7 @@ class GpuKernel {
       }
     };
     (visit(a, detail::mutable_range_v<A>), ...);
-    detail::set_peer_share(d, peer);
+    all_dev &= copy_in.finish(d);
     d.bytes_per_elem = detail::bytes16(bytes);
     d.all_on_device = ranges && all_dev;
     d.gpu_capable = kHasCuda;

@@ -121,17 +121,17 @@ CallDesc describe_index(const Box<N>& b, const ParallelOptions& o, const U&... u
   for (std::size_t k = 0; k < N; ++k) d.dims[k] = b.hi[k] - b.lo[k];
   d.device = device_byte(o.device);
   bool all_dev = true, all_pinned = true;
-  std::size_t peer = 0;
+  CopyIn copy_in;
   auto visit = [&](const auto& use) {
     const auto& a = *use.array;
     const int dev = a.device();  // -1: valid on no device
-    all_dev &= count_copy_in(d, a, dev, a.bytes(), peer);
+    copy_in.add(d, a, dev, a.bytes());
     if (!a.valid_on_host()) d.cpu_d2h_bytes += a.bytes();
     d.any_on_device |= dev >= 0;
     all_pinned &= a.pinned_host();
   };
   (visit(u), ...);
-  set_peer_share(d, peer);
+  all_dev &= copy_in.finish(d);
   d.all_on_device = sizeof...(U) > 0 && all_dev;
   d.host_pinned = sizeof...(U) > 0 && all_pinned;
   d.gpu_capable = VEDA_GPU_SITE && device_callable_v<F>;

@@ -21,11 +21,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <tbb/task_arena.h>
 
 #include "veda/decision.hpp"
+#include "veda/detail/buffer.hpp"
 #include "veda/detail/settled_plans.hpp"
 #include "veda/detail/type_key.hpp"
 #include "veda/detail/tier.hpp"
@@ -76,10 +78,10 @@ struct CallDesc {
   std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose, spmv: rows, cols
   std::uint16_t bytes_per_elem = 0; // read + written per element (bytes16: saturated)
   std::int8_t device = -1;          // the device the call asks for (its options), -1: any
-  std::int8_t resident_device = -1; // a device holding an operand's valid copy, -1: none
+  std::int8_t resident_device = -1; // the device holding most operand bytes (CopyIn), -1: none
   std::uint32_t exclude_tiers : 24 = 0;  // tier_bit()s of the site's tiers this call may not use
   // Of h2d_bytes, the part (in 255ths) held by another device rather than
-  // the host (several devices: see count_copy_in).
+  // the host (several devices: see CopyIn).
   std::uint32_t peer_share : 8 = 0;
   float gpu_setup_us = 0;           // the cuda tier's one-off cost (compiling a generated kernel)
   std::uint8_t elem_bytes = 0;      // element (key) size
@@ -141,27 +143,70 @@ struct Plan {
 };
 static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
 
-// Adds one operand of `bytes` to a GPU tier's copy-in. The tier runs on
-// the device the call asks for (d.device), else on the first device holding
-// an operand (d.resident_device, which this sets; placement.cpp's
-// device_slot_for): an operand valid there adds nothing, any other adds its
-// bytes, which `peer` also counts when only another device holds them (a
-// valid host copy is what Buffer copies in). `a` is the operand's Array or
-// Buffer, `dev` its device() (read once by the caller); the rest is asked
-// only when several devices hold data. Returns whether the operand is
-// valid on that device.
-template <class A>
-bool count_copy_in(CallDesc& d, const A& a, int dev, std::size_t bytes, std::size_t& peer) {
-  if (dev >= 0 && d.resident_device < 0) d.resident_device = device_byte(dev);
-  const int target = d.device >= 0 ? d.device : d.resident_device;
-  if (dev >= 0 && (dev == target || a.valid_on_device(target))) return true;
-  d.h2d_bytes += bytes;
-  if (dev >= 0 && !a.valid_on_host()) peer += bytes;
-  return false;
-}
-inline void set_peer_share(CallDesc& d, std::size_t peer) noexcept {
-  if (peer) d.peer_share = static_cast<std::uint8_t>(255.0 * static_cast<double>(peer) / static_cast<double>(d.h2d_bytes) + 0.5);
-}
+// A GPU tier's copy-in, gathered operand by operand (add) and counted once
+// every operand is known (finish), for the device the call would run on:
+// the one it asks for (d.device), else the device holding the largest share
+// of the operands' bytes (d.resident_device, which finish sets; placement.
+// cpp's device_slot_for). An operand valid there adds nothing, any other its
+// bytes, which also count as device-to-device (CallDesc::peer_share) when
+// only another device holds them (a valid host copy is what Buffer copies
+// in). Only operands on a device are kept for finish: without a GPU this
+// costs nothing per call.
+class CopyIn {
+ public:
+  // `a` is the operand's Array or Buffer, `dev` its device() (read once by the caller).
+  template <class A>
+  void add(CallDesc& d, const A& a, int dev, std::size_t bytes) {
+    const Buffer* b = nullptr;
+    if (dev >= 0) {
+      if constexpr (std::is_same_v<A, Buffer>) b = &a;
+      else b = a.buffer();
+    }
+    if (b && count_ < kMax) {
+      held_[count_++] = {b, bytes};
+      return;
+    }
+    d.h2d_bytes += bytes;  // on no device (or past kMax operands: counted as moved)
+    all_ = false;
+    if (b && !b->valid_on_host()) peer_ += bytes;
+  }
+  // Returns whether every operand added is valid on that device.
+  bool finish(CallDesc& d) {
+    int target = d.device;
+    if (target < 0) {
+      std::size_t best = 0;
+      for (std::size_t i = 0; i < count_; ++i) {
+        const int c = held_[i].buf->device();
+        std::size_t on = 0;
+        for (std::size_t j = 0; j < count_; ++j) on += held_[j].buf->valid_on_device(c) ? held_[j].bytes : 0;
+        if (on > best || (on == best && target < 0)) {  // the first operand's device on a tie
+          best = on;
+          target = c;
+        }
+      }
+      if (target >= 0) d.resident_device = device_byte(target);
+    }
+    for (std::size_t j = 0; j < count_; ++j) {
+      if (held_[j].buf->valid_on_device(target)) continue;
+      d.h2d_bytes += held_[j].bytes;
+      all_ = false;
+      if (!held_[j].buf->valid_on_host()) peer_ += held_[j].bytes;
+    }
+    if (peer_)
+      d.peer_share = static_cast<std::uint8_t>(255.0 * static_cast<double>(peer_) / static_cast<double>(d.h2d_bytes) + 0.5);
+    return all_;
+  }
+
+ private:
+  static constexpr std::size_t kMax = 16;
+  struct Held {
+    const Buffer* buf;
+    std::size_t bytes;
+  };
+  Held held_[kMax];
+  std::size_t count_ = 0, peer_ = 0;
+  bool all_ = true;
+};
 
 // A call's size bucket (log2 of its length) and its operands' residency:
 // with the site and element type, what its history is kept by.
