@@ -81,7 +81,8 @@ std::uint32_t alignment(const void* p) {
 using LtKey = std::tuple<int, int, int, int, std::uint64_t, std::uint64_t, std::uint64_t, std::int64_t, std::int64_t,
                          std::int64_t, int, std::int64_t, bool, std::uint32_t>;
 LtKey key_of(int device, const LtGemm& g, std::uint32_t align) {
-  return {device, static_cast<int>(g.type), g.ta, g.tb, g.m, g.n, g.k, g.lda, g.ldb, g.ldd, static_cast<int>(g.epi), g.aux_ld, g.tf32, align};
+  return {device, static_cast<int>(g.type), g.ta, g.tb, g.m, g.n, g.k, g.lda, g.ldb, g.ldd,
+          static_cast<int>(g.epi), g.aux_ld, g.tf32, align};
 }
 
 class LtCache {
