@@ -32,21 +32,7 @@ namespace veda::detail {
 
 inline constexpr std::size_t kDeterministicGrain = 16384;
 
-// Whether the loops below hand the plan's work to oneTBB. Not in a
-// translation unit built with ThreadSanitizer: there a TSan build of veda
-// runs every loop on the calling thread anyway (backends/cpu/
-// cpu_executor.hpp), and oneTBB's task objects, recycled between
-// application threads inside the uninstrumented libtbb, read as races
-// between two callers' loops (gpu_call_test's concurrent calls, once in a
-// CI run). Deterministic reductions walk the same fixed tree either way.
-inline bool parallel_tier(const Plan& p) {
-#if defined(__SANITIZE_THREAD__)
-  (void)p;
-  return false;
-#else
-  return p.tier == Tier::TbbStatic || p.tier == Tier::TbbAuto;
-#endif
-}
+inline bool parallel_tier(const Plan& p) { return p.tier == Tier::TbbStatic || p.tier == Tier::TbbAuto; }
 
 // tbb::parallel_for over [0, count) in grains of `grain`, with the plan's partitioner.
 template <class Task>
