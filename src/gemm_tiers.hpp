@@ -92,6 +92,14 @@ void convert(Runtime& rt, const From* in, To* out, std::size_t n) {
   });
 }
 
+// A float copy of n elements (none for a null p), converted as above.
+template <class T>
+std::vector<float> widened(Runtime& rt, const T* p, std::size_t n) {
+  std::vector<float> f(p ? n : 0);
+  if (p) convert(rt, p, f.data(), n);
+  return f;
+}
+
 // 16-bit elements on the CPU: the float tiers over float copies of the
 // operands (each converted once) and of C (read only when beta != 0),
 // rounded back once at the end, so the sums are FP32 (cpu-reference's
@@ -103,10 +111,8 @@ void gemm_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b
   auto span_of = [&](std::size_t stride, std::size_t one) { return (s.batch - 1) * stride + one; };
   const std::size_t na = span_of(s.stride_a, s.m * s.k), nb = span_of(s.stride_b, s.k * s.n),
                     nc = span_of(s.stride_c, s.m * s.n);
-  std::vector<float> fa(na), fb(nb), fc(nc);
-  convert(rt, a, fa.data(), na);
-  convert(rt, b, fb.data(), nb);
-  if (s.beta != 0) convert(rt, c, fc.data(), nc);
+  const std::vector<float> fa = widened(rt, a, na), fb = widened(rt, b, nb);
+  std::vector<float> fc = s.beta != 0 ? widened(rt, c, nc) : std::vector<float>(nc);
   gemm_cpu<float>(rt, tier, s, fa.data(), fb.data(), fc.data());
   convert(rt, fc.data(), c, nc);
 }

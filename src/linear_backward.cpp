@@ -96,13 +96,9 @@ template <class T>
   requires detail::is_16bit_float<T>
 void backward_cpu(Runtime& rt, Tier tier, const T* x, const T* w, const T* grad_out, Activation act, const T* z,
                   Activation input_act, const T* zin, std::size_t m, std::size_t k, std::size_t n, Grads<T> out) {
-  auto widen = [&](const T* p, std::size_t count) {
-    std::vector<float> f(p ? count : 0);
-    if (p) detail::convert(rt, p, f.data(), count);
-    return f;
-  };
-  const auto fx = widen(x, m * k), fw = widen(w, n * k), fg = widen(grad_out, m * n), fz = widen(z, m * n),
-             fzin = widen(zin, m * k);
+  using detail::widened;
+  const auto fx = widened(rt, x, m * k), fw = widened(rt, w, n * k), fg = widened(rt, grad_out, m * n),
+             fz = widened(rt, z, m * n), fzin = widened(rt, zin, m * k);
   std::vector<float> gx(m * k), gw(n * k), gb(out.bias ? n : 0), gib(out.input_bias ? k : 0);
   backward_cpu<float>(rt, tier, fx.data(), fw.data(), fg.data(), act, z ? fz.data() : nullptr, input_act,
                       zin ? fzin.data() : nullptr, m, k, n,

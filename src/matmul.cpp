@@ -218,10 +218,9 @@ template <class T>
 void linear_cpu(Runtime& rt, Tier tier, const GemmShape& s, const T* x, const T* w, const T* bias, Activation act,
                 T* y) {
   if constexpr (detail::is_16bit_float<T>) {
-    std::vector<float> fx(s.m * s.k), fw(s.n * s.k), fb(bias ? s.n : 0), fy(s.m * s.n);
-    detail::convert(rt, x, fx.data(), fx.size());
-    detail::convert(rt, w, fw.data(), fw.size());
-    if (bias) detail::convert(rt, bias, fb.data(), fb.size());
+    const std::vector<float> fx = detail::widened(rt, x, s.m * s.k), fw = detail::widened(rt, w, s.n * s.k),
+                             fb = detail::widened(rt, bias, s.n);
+    std::vector<float> fy(s.m * s.n);
     linear_cpu<float>(rt, tier, s, fx.data(), fw.data(), bias ? fb.data() : nullptr, act, fy.data());
     detail::convert(rt, fy.data(), y, fy.size());
   } else {
