@@ -27,4 +27,12 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:dete
 export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
+if [ "$kind" = tsan ]; then
+  # libtbb's own memory through malloc/free, where TSan sees it recycled
+  # between threads (scripts/sanitizers/tbbmalloc_shim.c).
+  mkdir -p "$dir/tbbmalloc-shim"
+  cc -shared -fPIC -O1 -Wl,-soname,libtbbmalloc.so.2 -o "$dir/tbbmalloc-shim/libtbbmalloc.so.2" \
+    "$supp/tbbmalloc_shim.c"
+  export LD_PRELOAD="$dir/tbbmalloc-shim/libtbbmalloc.so.2"
+fi
 ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" -E '^package_' --timeout 1800 "$@"

