@@ -2,9 +2,6 @@
 #include "veda/expr.hpp"
 
 #include <algorithm>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "runtime/runtime_state.hpp"
@@ -28,21 +25,17 @@ const TypeKey* slot_key(int dims) {
 }
 
 // One site per expression type and name; the default-named one is looked
-// up once per type (the registry takes a lock and compares strings).
+// up once per type (the registry takes a lock and compares strings) and
+// kept in the type's ExprText. Sites live as long as the process, so two
+// threads storing the same pointer at once is harmless.
 Site& expr_site(const ExprCall& c, const ExprOptions& o) {
   constexpr std::uint32_t tiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) |
                                   (VEDA_HAS_CUDA ? tier_bit(Tier::Cuda) : 0u);
   const CostHint hint{std::max(1.0, c.text->flops), 0};
   if (!o.name.empty()) return *site_for(c.text, o.name, OpClass::Map, tiers, hint);
-  static std::shared_mutex mu;
-  static std::unordered_map<const ExprText*, Site*> sites;
-  {
-    std::shared_lock lock(mu);
-    if (auto it = sites.find(c.text); it != sites.end()) return *it->second;
-  }
+  if (void* s = c.text->default_site.load(std::memory_order_acquire)) return *static_cast<Site*>(s);
   Site* s = site_for(c.text, "expr " + c.text->pretty, OpClass::Map, tiers, hint);
-  std::unique_lock lock(mu);
-  sites.emplace(c.text, s);
+  c.text->default_site.store(s, std::memory_order_release);
   return *s;
 }
 

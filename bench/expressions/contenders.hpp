@@ -51,7 +51,7 @@ void veda_setup(const Data& d);
 void veda_fused(Case c, const std::string& tier = "");  // "": the cost model's choice
 void veda_one_op(Case c);
 std::vector<float> veda_result();
-std::string veda_tier();  // of the latest call
+std::string veda_tier();  // of the thread's latest veda call
 std::string one_op_tier();
 
 }  // namespace bench::expressions

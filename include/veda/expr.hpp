@@ -165,7 +165,6 @@ void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, 
 
 template <class N, class T>
 void evaluate_into(const N& node, ExprCall& c, const Shape& s, Array<T>& out, const ExprOptions& o) {
-  c.text = &expr_text<N>();
   c.out_type = cuda_type_name<T>();
   c.out_bytes = sizeof(T);
   c.out = out.buffer();
@@ -175,7 +174,9 @@ void evaluate_into(const N& node, ExprCall& c, const Shape& s, Array<T>& out, co
 template <class N>
 ExprCall collect(const N& node) {
   ExprCall c;
+  c.text = &expr_text<N>();
   c.leaves.reserve(N::kLeaves);
+  c.scalars.reserve(c.text->scalar_types.size());
   node.collect(c);
   return c;
 }

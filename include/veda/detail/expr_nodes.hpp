@@ -10,6 +10,7 @@
 // leaves' buffers and shapes and the scalars' values (collect()).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,6 +34,9 @@ struct ExprText {
   std::string pretty;  // for decisions: "(x0 - x1) / x2"
   std::vector<const char*> scalar_types;  // CUDA type of each scalar
   double flops = 0;    // per element, for the cost model
+  // libveda's site for the default-named evaluations of this type, once
+  // looked up (src/expr.cpp): a call reads it without a lock.
+  mutable std::atomic<void*> default_site{nullptr};
 
   template <class N>
   explicit ExprText(std::type_identity<N>) : flops(N::kFlops) {
