@@ -329,10 +329,8 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     // costs as much as a tiny call; BucketState::timed_mask); telemetry
     // times every call.
     p.timed = (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 || st.telemetry;
-    p.t0 = p.timed ? now_ns() : 0;  // deciding cost an atomic load: time from here
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
-    p.t0 = now_ns();  // the decision's own cost is not the tier's
   }
   // An element-wise serial plan made for sleeping workers holds while they
   // sleep; one made for awake workers holds after they fall asleep too (a
@@ -342,6 +340,10 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     offer_settled(st, site, d, r, b, idle ? &st.workers.asleep_flag() : nullptr);
   p.grain = grain_for(st, slot, d, p.tier);
   start_gpu_marks(st, d, p);
+  // Timed from here: the decision and the bookkeeping above are not the
+  // tier's (offering the plan, done for serial ones only, would make the
+  // serial tier of a tiny call look slower than the others).
+  p.t0 = p.timed ? now_ns() : 0;
   return p;
 }
 }  // namespace
