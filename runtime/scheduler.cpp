@@ -299,6 +299,10 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   const bool forced = d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r);
   if (d.forced_tier != Tier::Count && !forced && tier_device(d.forced_tier) == Device::Gpu)
     p.fell_back = static_cast<std::uint8_t>(FallbackKind::ForcedGpuTier);
+  const std::uint64_t packed = forced ? 0 : b.cached[r.mask].load(std::memory_order_acquire);
+  // Every 64th-4096th call on this thread re-decides with the history
+  // gathered since (a thread-local count: no shared cache line on the hot path).
+  std::uint32_t& calls = t_settled_calls;
   if (forced) {
     if (d.forced_tier == Tier::CoExec) {
       // The split still comes from the model: both sides' predicted speeds.
@@ -310,18 +314,9 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     }
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
-    p.grain = grain_for(st, slot, d, p.tier);
-    p.t0 = now_ns();
     p.forced_tier = true;
-    start_gpu_marks(st, d, p);
-    return p;
-  }
-  const std::uint64_t packed = b.cached[r.mask].load(std::memory_order_acquire);
-  // Every 64th-4096th call on this thread re-decides with the history
-  // gathered since (a thread-local count: no shared cache line on the hot path).
-  std::uint32_t& calls = t_settled_calls;
-  if (packed != 0 && (packed >> 8) == st.generation &&
-      (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
+  } else if (packed != 0 && (packed >> 8) == st.generation &&
+             (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
     p.sync_for_timing = false;
@@ -335,7 +330,8 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   // An element-wise serial plan made for sleeping workers holds while they
   // sleep; one made for awake workers holds after they fall asleep too (a
   // wake-up only makes the parallel tiers dearer), so it needs no check, and
-  // checking that they are still awake would take a clock read.
+  // checking that they are still awake would take a clock read. (Forced and
+  // still-learning plans are synchronised for timing: never offered.)
   if (p.tier == Tier::Serial && !p.sync_for_timing)
     offer_settled(st, site, d, r, b, idle ? &st.workers.asleep_flag() : nullptr);
   p.grain = grain_for(st, slot, d, p.tier);
