@@ -1,5 +1,7 @@
 #include "runtime/device_api.hpp"
 
+#include <algorithm>
+
 #include "runtime/logging.hpp"
 #include "runtime/profile.hpp"
 #include "runtime/telemetry.hpp"
@@ -36,6 +38,24 @@ void DeviceApi::evict_all() noexcept {
     }
   }
   tracked_.clear();
+}
+
+std::int64_t DeviceApi::queue_work(double us, std::int64_t now_ns) noexcept {
+  const auto add = us > 0 ? static_cast<std::int64_t>(std::min(us, 1e9) * 1e3) : 0;  // (NaN: 0)
+  std::int64_t until = busy_until_ns_.load(std::memory_order_relaxed);
+  std::int64_t due = 0;
+  do {
+    due = std::max(until, now_ns) + add;
+  } while (!busy_until_ns_.compare_exchange_weak(until, due, std::memory_order_relaxed));
+  return due;
+}
+
+void DeviceApi::work_done(std::int64_t was_due_ns, std::int64_t now_ns) noexcept {
+  if (was_due_ns <= 0) return;
+  const std::int64_t shift = was_due_ns - now_ns;  // > 0: it finished early
+  std::int64_t until = busy_until_ns_.load(std::memory_order_relaxed);
+  while (!busy_until_ns_.compare_exchange_weak(until, std::max(until - shift, now_ns), std::memory_order_relaxed)) {
+  }
 }
 
 CopyTrace::CopyTrace(DeviceApi& d, StreamHandle s, SpanKind kind, std::size_t bytes)

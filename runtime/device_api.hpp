@@ -16,6 +16,7 @@
 // then a buffer's lock; Buffer's destructor untracks before locking itself.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -98,7 +99,24 @@ class DeviceApi {
   // throws (a buffer whose copy fails loses its contents; see Buffer).
   void evict_all() noexcept;
 
+  // The work the scheduler has queued here, as it predicted it: with
+  // several devices a call goes where it would finish first
+  // (placement.hpp), which needs each device's backlog. queue_work adds a
+  // call's predicted time after whatever is still queued and returns when
+  // that call should be done; the backlog drains with the clock. A call
+  // that was synchronised reports when it was to be done (work_done): the
+  // work queued after it moves by as much as it finished early or late.
+  // Asynchronous work is not followed to its end: its predicted time is
+  // what calls of its kind were measured to take.
+  double backlog_us(std::int64_t now_ns) const noexcept {
+    const std::int64_t until = busy_until_ns_.load(std::memory_order_relaxed);
+    return until > now_ns ? static_cast<double>(until - now_ns) / 1e3 : 0.0;
+  }
+  std::int64_t queue_work(double us, std::int64_t now_ns) noexcept;
+  void work_done(std::int64_t was_due_ns, std::int64_t now_ns) noexcept;
+
  private:
+  std::atomic<std::int64_t> busy_until_ns_{0};
   std::mutex tracked_mu_;
   std::unordered_set<Buffer*> tracked_;
 };

@@ -1,5 +1,10 @@
 #include "runtime/placement.hpp"
 
+#include <limits>
+
+#include "runtime/clock.hpp"
+#include "runtime/cost_model.hpp"
+
 #include "veda/build_config.hpp"
 #include "veda/runtime.hpp"
 
@@ -40,14 +45,57 @@ void throw_bad_placement(Placement p, std::string_view name) {
                         " is not a veda::Placement (Auto, Cpu or Gpu)");
 }
 
+namespace {
+// What copying into a device costs, by where the bytes come from. One rate
+// for every host size: a choice between devices must not flip where the
+// cost model switches from pageable to staged copies.
+double copy_us(const GpuProfile& g, std::size_t from_host, std::size_t from_peer) {
+  const double host = from_host ? static_cast<double>(from_host) / g.h2d_staged_gbps * 1e-3 : 0.0;
+  return host + peer_time_us(g, static_cast<double>(from_peer));
+}
+}  // namespace
+
+int pick_device(const HeldOperand* ops, std::size_t count, std::size_t host_bytes) {
+  if (count == 0) return -1;
+  RuntimeState& st = get_runtime().state();
+  if (st.device_count() <= 1) return ops[0].buf->device();
+  const GpuProfile& g = st.profile().gpu;
+  const std::int64_t now = now_ns();
+  int target = -1;
+  double best = std::numeric_limits<double>::infinity();
+  auto consider = [&](int index) {
+    const int slot = st.slot_of(index);
+    if (slot < 0) return;
+    std::size_t from_host = host_bytes, from_peer = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      if (!ops[i].buf->valid_on_device(index)) (ops[i].buf->valid_on_host() ? from_host : from_peer) += ops[i].bytes;
+    const double t = st.device_at(static_cast<std::size_t>(slot))->backlog_us(now) + copy_us(g, from_host, from_peer);
+    if (t < best) {  // strictly: the first candidate wins a tie
+      best = t;
+      target = index;
+    }
+  };
+  for (std::size_t i = 0; i < count; ++i) consider(ops[i].buf->device());
+  for (std::size_t s = 0; s < st.device_count(); ++s) consider(st.device_at(s)->index());
+  return target;
+}
+
 std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
   int slot = d.device >= 0 ? st.slot_of(d.device) : -1;
   if (slot < 0 && d.resident_device >= 0) slot = st.slot_of(d.resident_device);
   if (slot >= 0) return static_cast<std::size_t>(slot);
+  // Every device copies the same bytes in: the one that is free first, then
+  // the one with the least of its pool in use (the data placed there stands
+  // for the work to come); the first on a tie.
+  const std::int64_t now = now_ns();
   std::size_t best = 0, least = static_cast<std::size_t>(-1);
+  double soonest = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < st.device_count(); ++i) {
-    const std::size_t used = st.device_at(i)->pool().stats().bytes_in_use;
-    if (used < least) {
+    DeviceApi* dev = st.device_at(i);
+    const double wait = dev->backlog_us(now);
+    const std::size_t used = dev->pool().stats().bytes_in_use;
+    if (wait < soonest || (wait == soonest && used < least)) {
+      soonest = wait;
       least = used;
       best = i;
     }

@@ -23,11 +23,11 @@ namespace veda::detail {
 inline Placement scoped_placement() noexcept { return t_scoped; }  // (settled_plans.hpp)
 
 // With several devices, the slot of the device a GPU call runs on: the one
-// it asks for (CallDesc::device), else the one holding most of its operand
-// bytes (CallDesc::resident_device, set by CopyIn), else the one with the least of its
-// pool in use (the data placed there so far stands for the work queued
-// there; the first on a tie). The scheduler makes it the thread's device for
-// the call.
+// it asks for (CallDesc::device), else the one its operands on a device
+// picked (CallDesc::resident_device: pick_device in dispatch.hpp weighs each
+// device's backlog and copies), else the one free first, then the one with
+// the least of its pool in use (the first on a tie). The scheduler asks once
+// per call and makes it the thread's device for the call.
 std::size_t device_slot_for(RuntimeState& st, const CallDesc& d);
 
 // Why the GPU cannot take this call (what the site lacks first, then what

@@ -76,6 +76,29 @@ std::size_t grain_for(const RuntimeState& st, const TypeSlot& slot, const CallDe
                                  std::max<std::size_t>(1, d.n / threads));
 }
 
+// The device a call's GPU work would run on, chosen once per call: with
+// several devices the choice weighs their backlogs, which other threads
+// change meanwhile, and the decision, the memory check and the launch must
+// agree. Chosen only when asked for (a settled CPU call never is).
+class CallDevice {
+ public:
+  CallDevice(RuntimeState& st, const CallDesc& d) : st_(st), d_(d) {}
+  DeviceApi* device() {
+    if (st_.device_count() <= 1) return st_.device();
+    return st_.device_at(slot());
+  }
+  std::size_t slot() {
+    if (slot_ == kNone) slot_ = device_slot_for(st_, d_);
+    return slot_;
+  }
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  RuntimeState& st_;
+  const CallDesc& d_;
+  std::size_t slot_ = kNone;
+};
+
 // Calls that move less are not checked against free device memory: the
 // check (cudaMemGetInfo) costs microseconds, and the pool's out-of-memory
 // retry and the CPU fallback cover them.
@@ -84,8 +107,8 @@ constexpr std::size_t kRoomCheckBytes = std::size_t{64} << 20;
 // What the device the call would run on can still provide: the driver's
 // free memory plus what the pool caches, within the pool's limit. Unknown
 // (unbounded) if the device cannot say.
-std::size_t device_room(RuntimeState& st, const CallDesc& d) {
-  DeviceApi* dev = st.device_count() > 1 ? st.device_at(device_slot_for(st, d)) : st.device();
+std::size_t device_room(CallDevice& on) {
+  DeviceApi* dev = on.device();
   if (!dev) return static_cast<std::size_t>(-1);
   try {
     const PoolStats s = dev->pool().stats();
@@ -98,7 +121,7 @@ std::size_t device_room(RuntimeState& st, const CallDesc& d) {
 
 CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slot,
                          const CallDesc& d, const Resolved& r, const std::string& obstacle,
-                         double idle_us) {
+                         double idle_us, CallDevice& on) {
   CostRequest q;
   q.op = site.op();
   q.tiers = site.tiers() & ~d.exclude_tiers;
@@ -128,23 +151,23 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
   q.linear = d.linear;
   q.gpu_setup_us = d.gpu_setup_us;
   q.double_precision = d.elem_bytes == 8;
-  // Tensor cores: those of the device the call would run on (several devices: device_slot_for).
-  const int dev = st.device_count() > 1 ? st.device_at(device_slot_for(st, d))->index() : st.gpu.selected;
+  // Tensor cores: those of the device the call would run on.
+  const int dev = st.device_count() > 1 ? on.device()->index() : st.gpu.selected;
   const auto at = static_cast<std::size_t>(dev);
   q.tensor_cores = st.gpu.usable && dev >= 0 && at < st.gpu.devices.size() && st.gpu.devices[at].cc_major >= 8;
   return q;
 }
 
 void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, const CallDesc& d,
-                 const Resolved& r, double idle_us, Plan& p) {
+                 const Resolved& r, double idle_us, CallDevice& on, Plan& p) {
   const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
   std::lock_guard lock(b.mu);
   if (b.generation != st.generation) {
     b.reset(st.generation);
     if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
   }
-  CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us);
-  if (q.gpu_ok && q.device_need >= kRoomCheckBytes) q.device_room = device_room(st, d);
+  CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us, on);
+  if (q.gpu_ok && q.device_need >= kRoomCheckBytes) q.device_room = device_room(on);
   auto est = estimate(st.profile(), q);
   const std::int64_t now = now_ns();
   const HistoryView hv = history_view(b, est, d.n, now);
@@ -156,6 +179,9 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   note_choice(b, c, now);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);
+  if (tier_device(c.tier) == Device::Gpu)
+    for (const Estimate& e : expl->estimates)
+      if (e.tier == c.tier) b.gpu_us.store(static_cast<float>(e.total_us), std::memory_order_relaxed);
   expl->reason = std::move(c.reason);
   expl->chosen = c.tier;
   expl->explored = c.explored;
@@ -188,10 +214,14 @@ constexpr bool on_callers_stream(Tier t) { return t != Tier::CudaStreamed && t !
 
 // A GPU tier's profiler range (NVTX) and, with telemetry, its trace span.
 // CPU calls only test the tier: the rest is out of line.
-[[gnu::noinline]] void start_gpu_marks_slow(RuntimeState& st, const CallDesc& d, Plan& p) {
-  if (st.device_count() > 1) RuntimeState::set_thread_device(device_slot_for(st, d));
-  DeviceApi* dev = st.device();
+[[gnu::noinline]] void start_gpu_marks_slow(RuntimeState& st, CallDevice& on, Plan& p) {
+  DeviceApi* dev = on.device();
   if (!dev) return;
+  if (st.device_count() > 1) {
+    p.device_slot = static_cast<std::uint8_t>(on.slot());
+    RuntimeState::set_thread_device(on.slot());
+    p.queued_until = dev->queue_work(p.bucket->gpu_us.load(std::memory_order_relaxed), now_ns());
+  }
   p.gpu_range = dev->range_start(site_of(p).name().c_str());
   if (st.telemetry && on_callers_stream(p.tier)) p.gpu_trace = dev->trace_begin(dev->stream());
 }
@@ -210,18 +240,21 @@ void record_call(RuntimeState& st, const Plan& p, const CallRecord& l, bool fini
   st.telemetry->on_call(c, p.t0, t1, static_cast<FallbackKind>(p.fell_back));
 }
 
-[[gnu::noinline]] void end_gpu_marks_slow(RuntimeState& st, const Plan& p) {
-  DeviceApi* dev = st.device();
+[[gnu::noinline]] void end_gpu_marks_slow(RuntimeState& st, const Plan& p, bool finished) {
+  // The call's own device: a call made inside this one may have moved the thread's.
+  DeviceApi* dev = st.device_count() > 1 ? st.device_at(p.device_slot) : st.device();
   if (!dev) return;
+  if (finished && p.queued_until) dev->work_done(p.queued_until, now_ns());
   if (st.telemetry && on_callers_stream(p.tier))
     dev->trace_end(p.gpu_trace, dev->stream(), SpanKind::GpuCall, site_of(p).name(), 0);
   dev->range_end(p.gpu_range);
 }
-void start_gpu_marks(RuntimeState& st, const CallDesc& d, Plan& p) {
-  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks_slow(st, d, p);
+void start_gpu_marks(RuntimeState& st, CallDevice& on, Plan& p) {
+  if (tier_device(p.tier) == Device::Gpu) start_gpu_marks_slow(st, on, p);
 }
-void end_gpu_marks(RuntimeState& st, const Plan& p) {
-  if (tier_device(p.tier) == Device::Gpu) end_gpu_marks_slow(st, p);
+// `finished`: the call's GPU work is done (it was synchronised).
+void end_gpu_marks(RuntimeState& st, const Plan& p, bool finished) {
+  if (tier_device(p.tier) == Device::Gpu) end_gpu_marks_slow(st, p, finished);
 }
 }  // namespace
 
@@ -295,6 +328,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   Plan p;
   p.bucket = &b;
   p.mask = r.mask;
+  CallDevice on(st, d);
   if (r.forced == Forced::GpuFellBack) p.fell_back = static_cast<std::uint8_t>(FallbackKind::PlacementGpu);
   const bool forced = d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r);
   if (d.forced_tier != Tier::Count && !forced && tier_device(d.forced_tier) == Device::Gpu)
@@ -306,7 +340,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   if (forced) {
     if (d.forced_tier == Tier::CoExec) {
       // The split still comes from the model: both sides' predicted speeds.
-      decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
+      decide_slow(st, site, slot, b, d, r, idle_us_now(st), on, p);
       p.gpu_fraction = 0.5;
       if (auto e = std::static_pointer_cast<const Explanation>(p.explanation))
         for (const auto& est : e->estimates)
@@ -325,7 +359,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     // times every call.
     p.timed = (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 || st.telemetry;
   } else {
-    decide_slow(st, site, slot, b, d, r, idle_us_now(st), p);
+    decide_slow(st, site, slot, b, d, r, idle_us_now(st), on, p);
   }
   // An element-wise serial plan made for sleeping workers holds while they
   // sleep; one made for awake workers holds after they fall asleep too (a
@@ -335,7 +369,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   if (p.tier == Tier::Serial && !p.sync_for_timing)
     offer_settled(st, site, d, r, b, idle ? &st.workers.asleep_flag() : nullptr);
   p.grain = grain_for(st, slot, d, p.tier);
-  start_gpu_marks(st, d, p);
+  start_gpu_marks(st, on, p);
   // Timed from here: the decision and the bookkeeping above are not the
   // tier's (offering the plan, done for serial ones only, would make the
   // serial tier of a tiny call look slower than the others).
@@ -346,8 +380,8 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
 
 void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured, std::int64_t elapsed_ns) {
   RuntimeState& st = rt.state();
-  end_gpu_marks(st, p);
   const bool finished = measured;  // the work is done (not queued on a stream)
+  end_gpu_marks(st, p, finished);
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
@@ -358,6 +392,8 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns()});
     p.bucket->mu.unlock();
   }
+  if (measured && finished && tier_device(p.tier) == Device::Gpu)
+    p.bucket->gpu_us.store(static_cast<float>(us), std::memory_order_relaxed);
   if (per_elem > 0) learn_per_elem(*p.bucket->slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
   LastCall& l = last_call();
   remember(l, p.bucket, p.mask, p.tier, d.n, d.ndims, d.dims);
@@ -383,7 +419,7 @@ void check_device_option(Runtime& rt, int device, const std::string& name) {
 
 Plan fallback_to_cpu(Runtime& rt, const Plan& p, const CallDesc& d, const char* why, bool fault) {
   RuntimeState& st = rt.state();
-  end_gpu_marks(st, p);
+  end_gpu_marks(st, p, true);  // none of its work stays queued there
   st.cpu_fallbacks.fetch_add(1, std::memory_order_relaxed);
   log_once(spdlog::level::warn, (fault ? "fault-fallback:" : "oom-fallback:") + site_of(p).name(),
            "'" + site_of(p).name() + "': " + why + "; running on the CPU (result is identical)");

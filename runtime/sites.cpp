@@ -61,6 +61,7 @@ void BucketState::reset(std::uint64_t gen) {
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+  gpu_us.store(0, std::memory_order_relaxed);
 }
 
 bool TypeSlot::warm_up(std::uint64_t generation, Tier t) {

@@ -84,6 +84,10 @@ class BucketState {
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
+  // What a GPU call of this bucket keeps its device busy for, in us: the
+  // latest GPU decision's prediction, or a GPU call's measured time. With
+  // several devices it is queued on the call's device (DeviceApi::queue_work).
+  std::atomic<float> gpu_us{0};
   // Which calls of a settled decision are timed for the learning: those
   // where the thread's call count & timed_mask is 0. Every 16th; every call
   // where calls typically take 20 us or more (a clock read is noise next to

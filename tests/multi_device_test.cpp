@@ -5,7 +5,9 @@
 // frees the others' stale copies, readers on two devices each get their own
 // copy, a device out of memory leaves the data where it was, and shutdown
 // brings data home from every device. Which device a GPU call runs on: the
-// one it asks for, else where most of its operand bytes are, else the least
+// one it asks for, else the one where it would finish first (the work
+// queued there plus the copies it needs: where most of its operand bytes
+// are while no device is busy), else the one free first, then the least
 // used. Devices that
 // reach each other (peer access) copy straight over, not through the host,
 // and a GPU tier counts the bytes it would copy in from either.
@@ -17,6 +19,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -24,9 +27,12 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/clock.hpp"
 #include "runtime/host_device.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/runtime_state.hpp"
+#include "runtime/sites.hpp"
+#include "runtime/scheduler.hpp"
 #include "veda/array.hpp"
 #include "veda/config.hpp"
 #include "veda/error.hpp"
@@ -360,6 +366,101 @@ TEST_CASE("a GPU call runs on the device it asks for, else where its data is, el
   CHECK(veda::detail::device_slot_for(st, d) == 1);
   d.device = 0;  // asked for: wins over residency
   CHECK(veda::detail::device_slot_for(st, d) == 0);
+}
+
+TEST_CASE("a device's backlog: queued work adds after what is queued, drains with the clock, moves with finished calls") {
+  Running r;
+  veda::detail::DeviceApi& d = *r.st().device_at(1);
+  const std::int64_t t = veda::detail::now_ns();
+  CHECK(d.backlog_us(t) == 0);
+  CHECK(d.queue_work(100, t) == t + 100'000);
+  CHECK(d.backlog_us(t) == doctest::Approx(100));
+  CHECK(d.queue_work(50, t + 20'000) == t + 150'000);  // queued behind the first
+  CHECK(d.backlog_us(t + 20'000) == doctest::Approx(130));
+  CHECK(d.backlog_us(t + 150'000) == 0);
+  const std::int64_t u = t + 1'000'000;
+  const std::int64_t first = d.queue_work(50, u);  // an idle device starts it now
+  CHECK(d.backlog_us(u) == doctest::Approx(50));
+  for (double bad : {0.0, -5.0, std::numeric_limits<double>::quiet_NaN()}) CHECK(d.queue_work(bad, u) == first);
+  d.queue_work(30, u);
+  d.work_done(first, u + 10'000);  // the first finished 40 us early: the second starts now
+  CHECK(d.backlog_us(u + 10'000) == doctest::Approx(30));
+  const std::int64_t late = d.queue_work(20, u + 10'000);  // due at u + 60 us
+  d.work_done(late - 20'000, u + 15'000);  // one due at u + 40 us, done 25 us early
+  CHECK(d.backlog_us(u + 15'000) == doctest::Approx(20));
+  d.work_done(u + 10'000, u + 30'000);  // one 20 us late: what follows it is too
+  CHECK(d.backlog_us(u + 30'000) == doctest::Approx(25));
+  d.work_done(u + 2'000'000, u + 30'000);  // more than is queued: idle, not negative
+  CHECK(d.backlog_us(u + 30'000) == 0);
+}
+
+TEST_CASE("not asked, a GPU call goes where it would finish first: past a busy device when copying is quicker") {
+  Running r;
+  RuntimeState& st = r.st();
+  const double mib_us = (1 << 20) / st.profile().gpu.h2d_staged_gbps * 1e-3;  // one MiB in from the host
+  Array<int> a(1 << 18);  // 1 MiB
+  a.to_device(1);         // on device 1 and the host
+  Array<int> only1(1 << 18);
+  write_on(r.dev(1), only1, 3);  // on device 1 alone: elsewhere it comes device to device
+  auto pick = [&](std::initializer_list<const Array<int>*> ops) {
+    veda::detail::CallDesc d;
+    veda::detail::CopyIn copy_in;
+    for (const Array<int>* x : ops) copy_in.add(d, *x, x->device(), x->bytes());
+    copy_in.finish(d);
+    return std::make_pair(int{d.resident_device}, d.h2d_bytes);
+  };
+  const std::int64_t now = veda::detail::now_ns();
+  st.device_at(1)->queue_work(mib_us / 4, now);  // busy for less than the copy takes: stay
+  CHECK(pick({&a}) == std::make_pair(1, std::size_t{0}));
+  st.device_at(1)->queue_work(1e6, now);  // busy for a second: the copy to device 0 is quicker
+  CHECK(pick({&a}) == std::make_pair(0, a.bytes()));
+  CHECK(pick({&only1, &a}).first == 0);  // device to device still beats a second's wait
+  st.device_at(0)->queue_work(2e6, now);  // device 0 busier still: device 2 (the first free one)
+  CHECK(pick({&a}) == std::make_pair(2, a.bytes()));
+
+  // Nothing on a device: every device copies the same, so the one free first.
+  veda::detail::CallDesc host_only;
+  CHECK(veda::detail::device_slot_for(st, host_only) == 2);
+  st.device_at(2)->queue_work(3e6, now);
+  CHECK(veda::detail::device_slot_for(st, host_only) == 1);
+}
+
+TEST_CASE("the scheduler queues a GPU call's predicted time on its device; the next call goes to an idle one") {
+  using namespace veda::detail;
+  // A profile with a GPU (an H100's), so that the GPU tier has a prediction.
+  veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
+  RuntimeState& st = veda::get_runtime().state();
+  REQUIRE(st.device_count() == 3);
+  const veda::GpuStatus saved = st.gpu;
+  st.gpu.usable = true;  // pretend: the calls are only planned, never launched
+  static const TypeKey tag{&type_list_name<float>};
+  Site& site = *site_for(&tag, "queued", OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
+  CallDesc d;
+  d.n = std::size_t{1} << 20;
+  d.type_key = &tag;
+  d.bytes_per_elem = 8;
+  d.h2d_bytes = d.n * 4;  // on the host: every device copies the same in
+  d.gpu_capable = d.nvcc_site = true;
+  d.placement = veda::Placement::Gpu;
+  Plan first = begin_call(veda::get_runtime(), site, d);
+  REQUIRE(first.tier == Tier::Cuda);
+  const std::size_t slot = RuntimeState::thread_device();
+  CHECK(slot == 0);  // all idle and empty: the first
+  const float predicted = first.bucket->gpu_us.load();
+  CHECK(predicted > 0);
+  CHECK(st.device_at(0)->backlog_us(now_ns()) > 0);
+  CHECK(st.device_at(0)->backlog_us(now_ns()) <= predicted);
+  Plan second = begin_call(veda::get_runtime(), site, d);  // the first is still queued
+  CHECK(RuntimeState::thread_device() == 1);
+  end_call(veda::get_runtime(), first, d, true);  // synchronised: its share leaves device 0
+  CHECK(st.device_at(0)->backlog_us(now_ns()) == 0);
+  end_call(veda::get_runtime(), second, d, false);  // left on its stream: still queued
+  CHECK(st.device_at(1)->backlog_us(now_ns()) > 0);
+  Plan third = begin_call(veda::get_runtime(), site, d);
+  CHECK(RuntimeState::thread_device() == 0);
+  end_call(veda::get_runtime(), third, d, true);
+  st.gpu = saved;
+  veda::shutdown();
 }
 
 TEST_CASE("Config::devices: a list of distinct indices, or all of them") {

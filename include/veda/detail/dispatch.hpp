@@ -78,7 +78,7 @@ struct CallDesc {
   std::size_t dims[3] = {0, 0, 0};  // GEMM: m, k, n; transpose, spmv: rows, cols
   std::uint16_t bytes_per_elem = 0; // read + written per element (bytes16: saturated)
   std::int8_t device = -1;          // the device the call asks for (its options), -1: any
-  std::int8_t resident_device = -1; // the device holding most operand bytes (CopyIn), -1: none
+  std::int8_t resident_device = -1; // the device its operands on a device pick (CopyIn), -1: none
   std::uint32_t exclude_tiers : 24 = 0;  // tier_bit()s of the site's tiers this call may not use
   // Of h2d_bytes, the part (in 255ths) held by another device rather than
   // the host (several devices: see CopyIn).
@@ -128,8 +128,9 @@ struct Plan {
   Tier tier = Tier::Serial;
   bool sync_for_timing = true;  // GPU tiers: synchronise so the time can be learned
   bool timed = true;            // end_call reads the clock (settled calls: some, BucketState::timed_mask)
-  bool fallback = false;        // forced back to the CPU (device out of memory)
-  bool forced_tier = false;     // CallDesc::forced_tier was honoured
+  bool fallback : 1 = false;    // forced back to the CPU (device out of memory)
+  bool forced_tier : 1 = false; // CallDesc::forced_tier was honoured
+  std::uint8_t device_slot = 0; // GPU tiers with several devices: the slot of the call's device
   bool from_table = false;      // a settled plan from the thread's table (settled_plans.hpp)
   std::uint8_t fell_back = 0;   // why a wanted GPU was not used (FallbackKind)
   std::uint8_t mask = 0;
@@ -137,21 +138,36 @@ struct Plan {
   double gpu_fraction = 0;      // CoExec: the GPU's share of the range
   std::uint64_t gpu_trace = 0;  // GPU tiers: telemetry span and profiler range
   std::uint64_t gpu_range = 0;
+  std::int64_t queued_until = 0;  // several devices: when its device was to finish this call's work (0: none)
   std::shared_ptr<const void> explanation;  // of a fresh (slow-path) decision
   BucketState* bucket = nullptr;  // knows its TypeSlot and Site
   std::int64_t t0 = 0;
 };
 static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
 
+// An operand held by a device, as CopyIn keeps it for the device choice.
+struct HeldOperand {
+  const Buffer* buf;
+  std::size_t bytes;
+};
+
+// With several devices, the index of the device where a call with these
+// operands would finish first: the work already queued there (DeviceApi::
+// backlog_us) plus what it must copy in, `host_bytes` and the held operands
+// not valid there (from the host, or from another device). On a tie the
+// first operand's device, then the first device. With one device, that one.
+// Out of line (runtime/placement.cpp): only calls with an operand on a
+// device get here.
+int pick_device(const HeldOperand* ops, std::size_t count, std::size_t host_bytes);
+
 // A GPU tier's copy-in, gathered operand by operand (add) and counted once
 // every operand is known (finish), for the device the call would run on:
-// the one it asks for (d.device), else the device holding the largest share
-// of the operands' bytes (d.resident_device, which finish sets; placement.
-// cpp's device_slot_for). An operand valid there adds nothing, any other its
-// bytes, which also count as device-to-device (CallDesc::peer_share) when
-// only another device holds them (a valid host copy is what Buffer copies
-// in). Only operands on a device are kept for finish: without a GPU this
-// costs nothing per call.
+// the one it asks for (d.device), else pick_device's (d.resident_device,
+// which finish sets; placement.cpp's device_slot_for). An operand valid
+// there adds nothing, any other its bytes, which also count as
+// device-to-device (CallDesc::peer_share) when only another device holds
+// them (a valid host copy is what Buffer copies in). Only operands on a
+// device are kept for finish: without a GPU this costs nothing per call.
 class CopyIn {
  public:
   // `a` is the operand's Array or Buffer, `dev` its device() (read once by the caller).
@@ -173,18 +189,9 @@ class CopyIn {
   // Returns whether every operand added is valid on that device.
   bool finish(CallDesc& d) {
     int target = d.device;
-    if (target < 0) {
-      std::size_t best = 0;
-      for (std::size_t i = 0; i < count_; ++i) {
-        const int c = held_[i].buf->device();
-        std::size_t on = 0;
-        for (std::size_t j = 0; j < count_; ++j) on += held_[j].buf->valid_on_device(c) ? held_[j].bytes : 0;
-        if (on > best || (on == best && target < 0)) {  // the first operand's device on a tie
-          best = on;
-          target = c;
-        }
-      }
-      if (target >= 0) d.resident_device = device_byte(target);
+    if (target < 0 && count_ > 0) {
+      target = pick_device(held_, count_, d.h2d_bytes);
+      d.resident_device = device_byte(target);
     }
     for (std::size_t j = 0; j < count_; ++j) {
       if (held_[j].buf->valid_on_device(target)) continue;
@@ -199,11 +206,7 @@ class CopyIn {
 
  private:
   static constexpr std::size_t kMax = 16;
-  struct Held {
-    const Buffer* buf;
-    std::size_t bytes;
-  };
-  Held held_[kMax];
+  HeldOperand held_[kMax];
   std::size_t count_ = 0, peer_ = 0;
   bool all_ = true;
 };
