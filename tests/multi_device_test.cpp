@@ -7,10 +7,10 @@
 // brings data home from every device. Which device a GPU call runs on: the
 // one it asks for, else the one where it would finish first (the work
 // queued there plus the copies it needs: where most of its operand bytes
-// are while no device is busy), else the one free first, then the least
-// used. Devices that
-// reach each other (peer access) copy straight over, not through the host,
-// and a GPU tier counts the bytes it would copy in from either.
+// are while no device is busy); with every operand on the host, the one
+// free first, then the least used. Devices that reach each other (peer
+// access) copy straight over, not through the host, and a GPU tier counts
+// the bytes it would copy in from either.
 //
 // ctest runs this with VEDA_EMULATE_DEVICES=3: three asynchronous
 // host-emulated devices (random delays on their streams), so a missing wait
@@ -253,7 +253,7 @@ TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from an
     const bool all = copy_in.finish(d);
     return std::make_pair(d, all);
   };
-  // Not asked: it would run where most operand bytes are (device 1: on1 and both).
+  // Not asked, no device busy: where most operand bytes are (device 1: on1 and both).
   auto [d, all] = describe(-1);
   CHECK(d.resident_device == 1);
   CHECK(d.h2d_bytes == 500 * sizeof(int));  // only the host operand
@@ -270,7 +270,7 @@ TEST_CASE("a GPU tier counts the bytes it must copy in, from the host or from an
   CHECK(unsigned{d.peer_share} == static_cast<unsigned>(255.0 * 1000 / 1750 + 0.5));
 }
 
-TEST_CASE("not asked, a GPU tier runs where most of its operand bytes are, the first operand's device on a tie") {
+TEST_CASE("not asked and no device busy, a GPU tier runs where most of its operand bytes are, the first operand's device on a tie") {
   Running r;
   Array<int> small(100), big(5000), other(5000), host(10);
   small.to_device(0);
@@ -351,7 +351,7 @@ TEST_CASE("Array::to_device names a device the runtime uses") {
   CHECK(a.device() == 2);
 }
 
-TEST_CASE("a GPU call runs on the device it asks for, else where its data is, else the least used") {
+TEST_CASE("a GPU call runs on the device it asks for, else where its data picked, else the least used of the idle ones") {
   Running r;
   RuntimeState& st = r.st();
   veda::detail::CallDesc d;
