@@ -1,5 +1,6 @@
 #include "runtime/placement.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "runtime/clock.hpp"
@@ -55,29 +56,61 @@ double copy_us(const GpuProfile& g, std::size_t from_host, std::size_t from_peer
 }
 }  // namespace
 
+std::size_t device_room(DeviceApi& dev) {
+  try {
+    const PoolStats s = dev.pool().stats();
+    const std::size_t within_limit = s.limit > s.bytes_in_use ? s.limit - s.bytes_in_use : 0;
+    return std::min(dev.memory_info().free + s.bytes_cached, within_limit);
+  } catch (const std::exception&) {
+    return static_cast<std::size_t>(-1);
+  }
+}
+
+namespace {
+// The best of the devices by cost, preferring those with room for what the
+// call moves there (checked from kRoomCheckBytes): a device without it would
+// only fail over to the CPU. Strictly better wins: the first on a tie.
+class DeviceRace {
+ public:
+  void consider(DeviceApi& dev, std::size_t moved, double cost, std::size_t used, std::size_t index) {
+    const bool fits = moved < kRoomCheckBytes || device_room(dev) >= moved;
+    const auto better = [&](const Entry& e) { return cost < e.cost || (cost == e.cost && used < e.used); };
+    if (better(any_)) any_ = {cost, used, index};
+    if (fits && better(fit_)) fit_ = {cost, used, index};
+  }
+  std::size_t winner() const { return fit_.index != kNone ? fit_.index : any_.index; }
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+ private:
+  struct Entry {
+    double cost = std::numeric_limits<double>::infinity();
+    std::size_t used = 0;
+    std::size_t index = kNone;
+  };
+  Entry any_, fit_;
+};
+}  // namespace
+
 int pick_device(const HeldOperand* ops, std::size_t count, std::size_t host_bytes) {
   if (count == 0) return -1;
   RuntimeState& st = get_runtime().state();
   if (st.device_count() <= 1) return ops[0].buf->device();
   const GpuProfile& g = st.profile().gpu;
   const std::int64_t now = now_ns();
-  int target = -1;
-  double best = std::numeric_limits<double>::infinity();
+  DeviceRace race;
   auto consider = [&](int index) {
     const int slot = st.slot_of(index);
     if (slot < 0) return;
+    DeviceApi& dev = *st.device_at(static_cast<std::size_t>(slot));
     std::size_t from_host = host_bytes, from_peer = 0;
     for (std::size_t i = 0; i < count; ++i)
       if (!ops[i].buf->valid_on_device(index)) (ops[i].buf->valid_on_host() ? from_host : from_peer) += ops[i].bytes;
-    const double t = st.device_at(static_cast<std::size_t>(slot))->backlog_us(now) + copy_us(g, from_host, from_peer);
-    if (t < best) {  // strictly: the first candidate wins a tie
-      best = t;
-      target = index;
-    }
+    race.consider(dev, from_host + from_peer, dev.backlog_us(now) + copy_us(g, from_host, from_peer), 0,
+                  static_cast<std::size_t>(index));
   };
   for (std::size_t i = 0; i < count; ++i) consider(ops[i].buf->device());
   for (std::size_t s = 0; s < st.device_count(); ++s) consider(st.device_at(s)->index());
-  return target;
+  return static_cast<int>(race.winner());
 }
 
 std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
@@ -86,21 +119,14 @@ std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
   if (slot >= 0) return static_cast<std::size_t>(slot);
   // Every device copies the same bytes in: the one that is free first, then
   // the one with the least of its pool in use (the data placed there stands
-  // for the work to come); the first on a tie.
+  // for the work to come).
   const std::int64_t now = now_ns();
-  std::size_t best = 0, least = static_cast<std::size_t>(-1);
-  double soonest = std::numeric_limits<double>::infinity();
+  DeviceRace race;
   for (std::size_t i = 0; i < st.device_count(); ++i) {
-    DeviceApi* dev = st.device_at(i);
-    const double wait = dev->backlog_us(now);
-    const std::size_t used = dev->pool().stats().bytes_in_use;
-    if (wait < soonest || (wait == soonest && used < least)) {
-      soonest = wait;
-      least = used;
-      best = i;
-    }
+    DeviceApi& dev = *st.device_at(i);
+    race.consider(dev, d.h2d_bytes + d.d2h_bytes, dev.backlog_us(now), dev.pool().stats().bytes_in_use, i);
   }
-  return best;
+  return race.winner() == DeviceRace::kNone ? 0 : race.winner();
 }
 
 void check_device_sign(int device, std::string_view name) {

@@ -26,9 +26,21 @@ inline Placement scoped_placement() noexcept { return t_scoped; }  // (settled_p
 // it asks for (CallDesc::device), else the one its operands on a device
 // picked (CallDesc::resident_device: pick_device in dispatch.hpp weighs each
 // device's backlog and copies), else the one free first, then the one with
-// the least of its pool in use (the first on a tie). The scheduler asks once
-// per call and makes it the thread's device for the call.
+// the least of its pool in use (the first on a tie). A call moving
+// kRoomCheckBytes or more passes over devices without room for what it
+// moves there, unless none has room. The scheduler asks once per call and
+// makes it the thread's device for the call.
 std::size_t device_slot_for(RuntimeState& st, const CallDesc& d);
+
+// Calls that move less are not checked against free device memory: the
+// check (cudaMemGetInfo) costs microseconds, and the pool's out-of-memory
+// retry and the CPU fallback cover them.
+constexpr std::size_t kRoomCheckBytes = std::size_t{64} << 20;
+
+// What a device can still provide: the driver's free memory plus what its
+// pool caches, within the pool's limit. Unknown (unbounded) if the device
+// cannot say.
+std::size_t device_room(DeviceApi& dev);
 
 // Why the GPU cannot take this call (what the site lacks first, then what
 // the machine lacks), or "" if it can.

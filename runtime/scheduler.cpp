@@ -99,26 +99,6 @@ class CallDevice {
   std::size_t slot_ = kNone;
 };
 
-// Calls that move less are not checked against free device memory: the
-// check (cudaMemGetInfo) costs microseconds, and the pool's out-of-memory
-// retry and the CPU fallback cover them.
-constexpr std::size_t kRoomCheckBytes = std::size_t{64} << 20;
-
-// What the device the call would run on can still provide: the driver's
-// free memory plus what the pool caches, within the pool's limit. Unknown
-// (unbounded) if the device cannot say.
-std::size_t device_room(CallDevice& on) {
-  DeviceApi* dev = on.device();
-  if (!dev) return static_cast<std::size_t>(-1);
-  try {
-    const PoolStats s = dev->pool().stats();
-    const std::size_t within_limit = s.limit > s.bytes_in_use ? s.limit - s.bytes_in_use : 0;
-    return std::min(dev->memory_info().free + s.bytes_cached, within_limit);
-  } catch (const std::exception&) {
-    return static_cast<std::size_t>(-1);
-  }
-}
-
 CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slot,
                          const CallDesc& d, const Resolved& r, const std::string& obstacle,
                          double idle_us, CallDevice& on) {
@@ -167,7 +147,8 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
     if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
   }
   CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us, on);
-  if (q.gpu_ok && q.device_need >= kRoomCheckBytes) q.device_room = device_room(on);
+  if (q.gpu_ok && q.device_need >= kRoomCheckBytes)
+    if (DeviceApi* dev = on.device()) q.device_room = device_room(*dev);
   auto est = estimate(st.profile(), q);
   const std::int64_t now = now_ns();
   const HistoryView hv = history_view(b, est, d.n, now);

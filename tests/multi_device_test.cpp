@@ -8,7 +8,8 @@
 // one it asks for, else the one where it would finish first (the work
 // queued there plus the copies it needs: where most of its operand bytes
 // are while no device is busy); with every operand on the host, the one
-// free first, then the least used. Devices that reach each other (peer
+// free first, then the least used; a large call not on a device without
+// room for it, unless none has room. Devices that reach each other (peer
 // access) copy straight over, not through the host, and a GPU tier counts
 // the bytes it would copy in from either.
 //
@@ -423,6 +424,37 @@ TEST_CASE("not asked, a GPU call goes where it would finish first: past a busy d
   CHECK(veda::detail::device_slot_for(st, host_only) == 2);
   st.device_at(2)->queue_work(3e6, now);
   CHECK(veda::detail::device_slot_for(st, host_only) == 1);
+}
+
+TEST_CASE("a large call passes over a device without room for what it moves there, unless none has room") {
+  Running r;
+  RuntimeState& st = r.st();
+  auto devices = [](std::size_t first_limit, std::size_t others) {
+    std::vector<std::unique_ptr<veda::detail::DeviceApi>> devs;
+    for (int i = 0; i < 3; ++i) {
+      veda::detail::PoolOptions o;
+      o.limit = i == 0 ? first_limit : others;
+      devs.push_back(HostDevice::async(50, static_cast<std::uint64_t>(i + 1), o));
+      static_cast<HostDevice&>(*devs.back()).set_index(i);
+    }
+    return devs;
+  };
+  st.install_devices(devices(std::size_t{1} << 20, std::size_t{1} << 30));  // device 0: 1 MiB
+  veda::detail::CallDesc big;
+  big.h2d_bytes = std::size_t{96} << 20;  // 96 MiB in from the host
+  CHECK(veda::detail::device_slot_for(st, big) == 1);  // all idle and empty, but device 0 is too small
+  veda::detail::CallDesc small;
+  small.h2d_bytes = std::size_t{512} << 10;
+  CHECK(veda::detail::device_slot_for(st, small) == 0);  // under the check's threshold: the first
+
+  Array<int> a(1 << 16);  // 256 KiB, on device 0 (which has room for it)
+  a.to_device(0);
+  const veda::detail::HeldOperand held[] = {{a.buffer(), a.bytes()}};
+  CHECK(veda::detail::pick_device(held, 1, 0) == 0);  // the data is there
+  CHECK(veda::detail::pick_device(held, 1, std::size_t{96} << 20) == 1);  // with 96 MiB more: no room there
+
+  st.install_devices(devices(std::size_t{1} << 20, std::size_t{1} << 20));  // no device has room
+  CHECK(veda::detail::device_slot_for(st, big) == 0);  // the best regardless; its memory check then says no
 }
 
 TEST_CASE("the scheduler queues a GPU call's predicted time on its device; the next call goes to an idle one") {
