@@ -132,9 +132,11 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
   q.gpu_setup_us = d.gpu_setup_us;
   q.double_precision = d.elem_bytes == 8;
   // Tensor cores: those of the device the call would run on.
-  const int dev = st.device_count() > 1 ? on.device()->index() : st.gpu.selected;
-  const auto at = static_cast<std::size_t>(dev);
-  q.tensor_cores = st.gpu.usable && dev >= 0 && at < st.gpu.devices.size() && st.gpu.devices[at].cc_major >= 8;
+  if (st.gpu.usable) {
+    const int dev = st.device_count() > 1 ? on.device()->index() : st.gpu.selected;
+    const auto at = static_cast<std::size_t>(dev);
+    q.tensor_cores = dev >= 0 && at < st.gpu.devices.size() && st.gpu.devices[at].cc_major >= 8;
+  }
   return q;
 }
 
