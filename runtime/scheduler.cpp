@@ -375,7 +375,7 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns()});
     p.bucket->mu.unlock();
   }
-  if (measured && finished && tier_device(p.tier) == Device::Gpu)
+  if (measured && tier_device(p.tier) == Device::Gpu)  // (measured: the work is done)
     p.bucket->gpu_us.store(static_cast<float>(us), std::memory_order_relaxed);
   if (per_elem > 0) learn_per_elem(*p.bucket->slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
   LastCall& l = last_call();
