@@ -32,12 +32,17 @@ double d2h_time_us(const GpuProfile& g, double bytes, bool pinned) {
   if (bytes <= 0) return 0;
   return xfer_us(bytes, pinned ? g.d2h_pinned_gbps : bytes <= kStagedMin ? g.d2h_pageable_gbps : g.d2h_staged_gbps);
 }
-// Between two devices: the driver stages the copy through pinned host
-// memory without peer access; with it the link is faster, so this is an
-// upper bound that history corrects (device-to-device rates are not
-// calibrated yet).
-double peer_time_us(const GpuProfile& g, double bytes) {
-  return xfer_us(bytes, g.d2h_pinned_gbps) + xfer_us(bytes, g.h2d_pinned_gbps);
+double peer_time_us(const GpuProfile& to, double bytes, int from_slot) {
+  const auto& in = to.peer_in_gbps;
+  double rate = 0;
+  if (from_slot >= 0) {
+    if (static_cast<std::size_t>(from_slot) < in.size()) rate = in[static_cast<std::size_t>(from_slot)];
+  } else {
+    for (double r : in)
+      if (r > 0 && (rate == 0 || r < rate)) rate = r;
+  }
+  if (rate > 0) return xfer_us(bytes, rate);
+  return xfer_us(bytes, to.d2h_pinned_gbps) + xfer_us(bytes, to.h2d_pinned_gbps);
 }
 double copy_in_us(const GpuProfile& g, const CostRequest& r) {
   return h2d_time_us(g, static_cast<double>(r.h2d_bytes), r.host_pinned) +

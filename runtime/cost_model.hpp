@@ -89,7 +89,11 @@ void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vec
 // Host<->device time for `bytes`, staged when pageable and large.
 double h2d_time_us(const GpuProfile& g, double bytes, bool pinned);
 double d2h_time_us(const GpuProfile& g, double bytes, bool pinned);
-double peer_time_us(const GpuProfile& g, double bytes);
+// From another device into the one `to` describes: at the rate calibration
+// measured from the device in `from_slot`; with no source named (-1), the
+// slowest link measured into it; unmeasured, staged through pinned host
+// memory (both host links, an upper bound that history corrects).
+double peer_time_us(const GpuProfile& to, double bytes, int from_slot = -1);
 // A GPU tier's copy-in: from the host and from other devices.
 double copy_in_us(const GpuProfile& g, const CostRequest& r);
 

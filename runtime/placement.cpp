@@ -46,16 +46,6 @@ void throw_bad_placement(Placement p, std::string_view name) {
                         " is not a veda::Placement (Auto, Cpu or Gpu)");
 }
 
-namespace {
-// What copying into a device costs, by where the bytes come from. One rate
-// for every host size: a choice between devices must not flip where the
-// cost model switches from pageable to staged copies.
-double copy_us(const GpuProfile& g, std::size_t from_host, std::size_t from_peer) {
-  const double host = from_host ? static_cast<double>(from_host) / g.h2d_staged_gbps * 1e-3 : 0.0;
-  return host + peer_time_us(g, static_cast<double>(from_peer));
-}
-}  // namespace
-
 std::size_t device_room(DeviceApi& dev) {
   try {
     const PoolStats s = dev.pool().stats();
@@ -95,18 +85,32 @@ int pick_device(const HeldOperand* ops, std::size_t count, std::size_t host_byte
   if (count == 0) return -1;
   RuntimeState& st = get_runtime().state();
   if (st.device_count() <= 1) return ops[0].buf->device();
-  const GpuProfile& g = st.profile().gpu;
+  const MachineProfile& profile = st.profile();
   const std::int64_t now = now_ns();
   DeviceRace race;
+  // What copying in costs there, by where the bytes come from, with that
+  // device's own rates. One host rate for every size: a choice between
+  // devices must not flip where the cost model switches from pageable to
+  // staged copies.
   auto consider = [&](int index) {
     const int slot = st.slot_of(index);
     if (slot < 0) return;
-    DeviceApi& dev = *st.device_at(static_cast<std::size_t>(slot));
+    const auto at = static_cast<std::size_t>(slot);
+    DeviceApi& dev = *st.device_at(at);
+    const GpuProfile& g = profile.gpu_at(at);
     std::size_t from_host = host_bytes, from_peer = 0;
-    for (std::size_t i = 0; i < count; ++i)
-      if (!ops[i].buf->valid_on_device(index)) (ops[i].buf->valid_on_host() ? from_host : from_peer) += ops[i].bytes;
-    race.consider(dev, from_host + from_peer, dev.backlog_us(now) + copy_us(g, from_host, from_peer), 0,
-                  static_cast<std::size_t>(index));
+    double peer_us = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (ops[i].buf->valid_on_device(index)) continue;
+      if (ops[i].buf->valid_on_host()) {
+        from_host += ops[i].bytes;
+      } else {
+        from_peer += ops[i].bytes;
+        peer_us += peer_time_us(g, static_cast<double>(ops[i].bytes), st.slot_of(ops[i].buf->device()));
+      }
+    }
+    const double copy_us = static_cast<double>(from_host) / g.h2d_staged_gbps * 1e-3 + peer_us;
+    race.consider(dev, from_host + from_peer, dev.backlog_us(now) + copy_us, 0, static_cast<std::size_t>(index));
   };
   for (std::size_t i = 0; i < count; ++i) consider(ops[i].buf->device());
   for (std::size_t s = 0; s < st.device_count(); ++s) consider(st.device_at(s)->index());
@@ -117,14 +121,18 @@ std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
   int slot = d.device >= 0 ? st.slot_of(d.device) : -1;
   if (slot < 0 && d.resident_device >= 0) slot = st.slot_of(d.resident_device);
   if (slot >= 0) return static_cast<std::size_t>(slot);
-  // Every device copies the same bytes in: the one that is free first, then
-  // the one with the least of its pool in use (the data placed there stands
-  // for the work to come).
+  // Every device copies the same bytes in, each over its own link: the one
+  // that would finish first, then the one with the least of its pool in use
+  // (the data placed there stands for the work to come).
+  const MachineProfile& profile = st.profile();
   const std::int64_t now = now_ns();
   DeviceRace race;
   for (std::size_t i = 0; i < st.device_count(); ++i) {
     DeviceApi& dev = *st.device_at(i);
-    race.consider(dev, d.h2d_bytes + d.d2h_bytes, dev.backlog_us(now), dev.pool().stats().bytes_in_use, i);
+    const GpuProfile& g = profile.gpu_at(i);
+    const double copy_us = (static_cast<double>(d.h2d_bytes) / g.h2d_staged_gbps +
+                            static_cast<double>(d.d2h_bytes) / g.d2h_staged_gbps) * 1e-3;
+    race.consider(dev, d.h2d_bytes + d.d2h_bytes, dev.backlog_us(now) + copy_us, dev.pool().stats().bytes_in_use, i);
   }
   return race.winner() == DeviceRace::kNone ? 0 : race.winner();
 }

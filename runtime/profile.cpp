@@ -26,6 +26,7 @@ using nlohmann::json;
 //   map_ns_per_elem                         ns / element   1e-4      1e6
 //   fma_gflops_per_thread                   GFLOP/s        1e-2      1e5
 //   bw_*_gbps, *2h*_gbps, device_bw_gbps    GB/s           1e-4      1e5
+//   peer_in_gbps[i] (0: unmeasured)         GB/s           1e-4      1e5
 //   tbb_static/auto/wake_us, launch_us      microseconds   1e-4      1e7
 //   tbb_idle_us (1e12: "never sleep")       microseconds   1e-4      1e12
 //   cpu sgemm/dgemm_gflops (0: unmeasured)  GFLOP/s        1e-2      1e6
@@ -44,6 +45,7 @@ constexpr Bounds kIdleMicros{1e-4, 1e12, "us"};
 constexpr Bounds kCpuGemmGflops{1e-2, 1e6, "GFLOP/s"};
 constexpr Bounds kGpuGflops{1e-2, 1e8, "GFLOP/s"};
 constexpr int kMaxThreads = 65536;
+constexpr std::size_t kMaxDevices = 64;
 constexpr double kMaxCalibrationSeconds = 1e6;
 
 // The speed fields, listed once for both directions of the JSON mapping.
@@ -103,11 +105,60 @@ double plausible_or_zero(const json& j, const char* name, const Bounds& b) {
     throw std::runtime_error(std::string("cpu.") + name + " must be 0 (not measured) or " + bounds_text(b));
   return d;
 }
+
+// A device's section: name, UUID, speeds and measured peer rates.
+json gpu_json(const GpuProfile& gpu) {
+  json j;
+  j["present"] = gpu.present;
+  if (!gpu.present) return j;
+  GpuProfile g = gpu;
+  j["name"] = gpu.name;
+  j["uuid"] = gpu.uuid;
+  for_each_gpu_field(g, [&](const char* n, double& v, const Bounds&) { j[n] = v; });
+  if (!gpu.peer_in_gbps.empty()) j["peer_in_gbps"] = gpu.peer_in_gbps;
+  return j;
+}
+
+GpuProfile gpu_from_json(const json& j, const std::string& section) {
+  if (!j.is_object()) throw std::runtime_error(section + " section is missing");
+  GpuProfile g;
+  g.present = j.value("present", false);
+  if (!g.present) return g;
+  g.name = j.value("name", std::string());
+  g.uuid = j.value("uuid", std::string());
+  for_each_gpu_field(g, [&](const char* n, double& v, const Bounds& b) { v = plausible(j, section.c_str(), n, b); });
+  if (j.contains("peer_in_gbps")) {
+    const json& peers = j["peer_in_gbps"];
+    if (!peers.is_array() || peers.size() > kMaxDevices)
+      throw std::runtime_error(section + ".peer_in_gbps must be a list of at most " + std::to_string(kMaxDevices) +
+                               " rates");
+    for (const json& r : peers) {
+      const double d = r.is_number() ? r.get<double>() : -1;
+      if (d != 0 && (!std::isfinite(d) || d < kBandwidth.lo || d > kBandwidth.hi))
+        throw std::runtime_error(section + ".peer_in_gbps: each rate must be 0 (not measured) or " +
+                                 bounds_text(kBandwidth));
+      g.peer_in_gbps.push_back(d);
+    }
+  }
+  return g;
+}
 }  // namespace
+
+MachineProfile MachineProfile::for_device(std::size_t slot) const {
+  MachineProfile p = *this;
+  p.gpu = gpu_at(slot);
+  return p;
+}
+
+std::string MachineProfile::device_uuids() const {
+  std::string s = gpu_uuid;
+  for (const GpuProfile& g : other_gpus) s += '|' + g.uuid;
+  return s;
+}
 
 std::string MachineProfile::key() const {
   std::ostringstream os;
-  os << host << '|' << cpu_model << '|' << cpu_features << '|' << threads << '|' << gpu_uuid << '|'
+  os << host << '|' << cpu_model << '|' << cpu_features << '|' << threads << '|' << device_uuids() << '|'
      << driver_version << '|' << veda_version << '|' << kFormat;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%016zx", std::hash<std::string>{}(os.str()));
@@ -133,12 +184,10 @@ std::string MachineProfile::to_json() const {
   j["cpu"]["dgemm_gflops"] = cpu.dgemm_gflops;
   j["cpu"]["blas_core"] = cpu.blas_core;
   j["cpu"]["blas_probe"] = cpu.blas_probe;
-  j["gpu"]["present"] = gpu.present;
-  if (gpu.present) {
-    GpuProfile g = gpu;
-    j["gpu"]["name"] = gpu.name;
-    j["gpu"]["uuid"] = gpu.uuid;
-    for_each_gpu_field(g, [&](const char* n, double& v, const Bounds&) { j["gpu"][n] = v; });
+  j["gpu"] = gpu_json(gpu);
+  if (!other_gpus.empty()) {
+    j["other_gpus"] = json::array();
+    for (const GpuProfile& g : other_gpus) j["other_gpus"].push_back(gpu_json(g));
   }
   return j.dump(2);
 }
@@ -198,12 +247,14 @@ MachineProfile MachineProfile::from_json(const std::string& text) {
   p.cpu.dgemm_gflops = plausible_or_zero(j["cpu"], "dgemm_gflops", kCpuGemmGflops);
   p.cpu.blas_core = j["cpu"].value("blas_core", std::string());
   p.cpu.blas_probe = j["cpu"].value("blas_probe", std::string());
-  if (!j.contains("gpu") || !j["gpu"].is_object()) throw std::runtime_error("gpu section is missing");
-  p.gpu.present = j["gpu"].value("present", false);
-  if (p.gpu.present) {
-    p.gpu.name = j["gpu"].value("name", std::string());
-    p.gpu.uuid = j["gpu"].value("uuid", std::string());
-    for_each_gpu_field(p.gpu, [&](const char* n, double& v, const Bounds& b) { v = plausible(j["gpu"], "gpu", n, b); });
+  if (!j.contains("gpu")) throw std::runtime_error("gpu section is missing");
+  p.gpu = gpu_from_json(j["gpu"], "gpu");
+  if (j.contains("other_gpus")) {  // several GPUs; absent with one
+    const json& others = j["other_gpus"];
+    if (!others.is_array() || others.size() >= kMaxDevices)
+      throw std::runtime_error("other_gpus must be a list of at most " + std::to_string(kMaxDevices - 1) + " devices");
+    for (std::size_t i = 0; i < others.size(); ++i)
+      p.other_gpus.push_back(gpu_from_json(others[i], "other_gpus[" + std::to_string(i) + "]"));
   }
   return p;
 }
@@ -220,7 +271,32 @@ std::string cpu_feature_text(const CpuInfo& cpu) {
   return s;
 }
 
-MachineProfile default_profile(const CpuInfo& cpu, int threads, const GpuDeviceInfo* gpu, int driver_version) {
+namespace {
+// Datasheet-style estimates: FP32 = SMs x 128 lanes x 2 flops x clock,
+// bandwidth = 2 (DDR) x memory clock x bus width, at realistic fractions.
+GpuProfile default_gpu_profile(const GpuDeviceInfo& d) {
+  GpuProfile g;
+  g.present = true;
+  g.name = d.name;
+  g.uuid = d.uuid;
+  const double fp32 = d.sm_count * 128.0 * 2.0 * d.clock_khz * 1e3 / 1e9;
+  const double bw = 2.0 * d.memory_clock_khz * 1e3 * (d.memory_bus_width / 8.0) / 1e9;
+  if (fp32 > 0) {
+    g.fp32_gflops = 0.8 * fp32;
+    g.sgemm_gflops = 0.7 * fp32;
+    // Full-rate FP64 (half of FP32) only on the data-centre parts: 7.0, 8.0, 9.x.
+    const bool fp64_full = d.cc_major == 9 || (d.cc_major == 8 && d.cc_minor == 0) || (d.cc_major == 7 && d.cc_minor == 0);
+    g.dgemm_gflops = fp64_full ? 0.35 * fp32 : fp32 / 64.0;
+    g.sgemm_tf32_gflops = d.cc_major >= 8 ? 4.0 * fp32 : g.sgemm_gflops;
+    g.hgemm_gflops = d.cc_major >= 7 ? 8.0 * fp32 : g.sgemm_gflops;
+  }
+  if (bw > 0) g.device_bw_gbps = 0.8 * bw;
+  return g;
+}
+}  // namespace
+
+MachineProfile default_profile(const CpuInfo& cpu, int threads, const std::vector<const GpuDeviceInfo*>& gpus,
+                               int driver_version) {
   MachineProfile p;
   p.host = host_name();
   p.cpu_model = cpu.model;
@@ -229,26 +305,14 @@ MachineProfile default_profile(const CpuInfo& cpu, int threads, const GpuDeviceI
   p.driver_version = driver_version;
   p.veda_version = VEDA_VERSION;
   p.source = "defaults";
-  if (gpu) {
-    // Datasheet-style estimates: FP32 = SMs x 128 lanes x 2 flops x clock,
-    // bandwidth = 2 (DDR) x memory clock x bus width, at realistic fractions.
-    p.gpu.present = true;
-    p.gpu.name = gpu->name;
-    p.gpu.uuid = gpu->uuid;
-    p.gpu_uuid = gpu->uuid;
-    const double fp32 = gpu->sm_count * 128.0 * 2.0 * gpu->clock_khz * 1e3 / 1e9;
-    const double bw = 2.0 * gpu->memory_clock_khz * 1e3 * (gpu->memory_bus_width / 8.0) / 1e9;
-    if (fp32 > 0) {
-      p.gpu.fp32_gflops = 0.8 * fp32;
-      p.gpu.sgemm_gflops = 0.7 * fp32;
-      // Full-rate FP64 (half of FP32) only on the data-centre parts: 7.0, 8.0, 9.x.
-      const bool fp64_full = gpu->cc_major == 9 || (gpu->cc_major == 8 && gpu->cc_minor == 0) ||
-                             (gpu->cc_major == 7 && gpu->cc_minor == 0);
-      p.gpu.dgemm_gflops = fp64_full ? 0.35 * fp32 : fp32 / 64.0;
-      p.gpu.sgemm_tf32_gflops = gpu->cc_major >= 8 ? 4.0 * fp32 : p.gpu.sgemm_gflops;
-      p.gpu.hgemm_gflops = gpu->cc_major >= 7 ? 8.0 * fp32 : p.gpu.sgemm_gflops;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    GpuProfile g = default_gpu_profile(*gpus[i]);
+    if (i == 0) {
+      p.gpu_uuid = g.uuid;
+      p.gpu = std::move(g);
+    } else {
+      p.other_gpus.push_back(std::move(g));
     }
-    if (bw > 0) p.gpu.device_bw_gbps = 0.8 * bw;
   }
   return p;
 }

@@ -1,8 +1,8 @@
 // MachineProfile: the measured (or analytic default) speeds the cost model
 // predicts with. Calibration fills it; it is cached as JSON under
 // $XDG_CACHE_HOME/veda (else ~/.cache/veda; with neither variable set there
-// is no cache), keyed by host name, CPU model and features, thread count, GPU
-// UUID, driver and veda version, and reloaded next time.
+// is no cache), keyed by host name, CPU model and features, thread count,
+// every GPU's UUID, driver and veda version, and reloaded next time.
 //
 // A loaded profile is checked: every figure must be a physically plausible
 // rate (the bounds are one table in profile.cpp and docs/configuration.md),
@@ -11,8 +11,10 @@
 // Thread-safety: a value; the runtime holds an immutable copy.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/file_io.hpp"
 #include "veda/device.hpp"
@@ -51,6 +53,10 @@ struct GpuProfile {
   double sgemm_tf32_gflops = 150000;
   double hgemm_gflops = 300000;
   double dgemm_gflops = 25000;
+  // Copies into this device from the device in each slot, GB/s (several
+  // GPUs; 0: not measured, as for its own slot). Unmeasured pairs are
+  // estimated as a copy staged through pinned host memory (peer_time_us).
+  std::vector<double> peer_in_gbps;
 };
 
 struct MachineProfile {
@@ -62,7 +68,7 @@ struct MachineProfile {
   // moved to a host with fewer keeps its CPU model string but not these.
   std::string cpu_features;
   int threads = 1;
-  std::string gpu_uuid;       // empty without a GPU
+  std::string gpu_uuid;       // the first device's; empty without a GPU
   int driver_version = 0;
   std::string veda_version;
   std::string source = "defaults";  // "defaults", "calibrated", "cache", "file", "refreshed"
@@ -73,7 +79,19 @@ struct MachineProfile {
   std::string calibration_note;  // "clean", or what disturbed it
 
   CpuProfile cpu;
-  GpuProfile gpu;
+  GpuProfile gpu;                      // the first device veda uses (slot 0)
+  std::vector<GpuProfile> other_gpus;  // the second and later (slots 1, 2, ...)
+
+  // The figures of the device in `slot`; the first device's for a slot the
+  // profile does not describe (host-emulated devices in tests).
+  const GpuProfile& gpu_at(std::size_t slot) const noexcept {
+    return slot == 0 || slot > other_gpus.size() ? gpu : other_gpus[slot - 1];
+  }
+  // This profile as seen from the device in `slot`: its figures in `gpu`,
+  // so the cost model predicts a call on that device with them.
+  MachineProfile for_device(std::size_t slot) const;
+  // Every device's UUID, slot order, '|' between: part of the identity.
+  std::string device_uuids() const;
 
   std::string key() const;  // file-name-safe digest of the identifying fields
   std::string to_json() const;
@@ -84,8 +102,10 @@ struct MachineProfile {
 };
 
 // The documented analytic defaults (Config calibration Off), with GPU
-// figures derived from the device's datasheet properties when one is present.
-MachineProfile default_profile(const CpuInfo& cpu, int threads, const GpuDeviceInfo* gpu, int driver_version);
+// figures derived from each device's datasheet properties: `gpus` are the
+// devices veda uses, slot order (empty without a usable GPU).
+MachineProfile default_profile(const CpuInfo& cpu, int threads, const std::vector<const GpuDeviceInfo*>& gpus,
+                               int driver_version);
 // CpuInfo's features as MachineProfile::cpu_features spells them.
 std::string cpu_feature_text(const CpuInfo& cpu);
 

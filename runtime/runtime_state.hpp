@@ -37,6 +37,7 @@ class RuntimeState {
   // when no GPU is usable. A "slot" is a position in this list.
   std::size_t device_count() const noexcept { return devices_.size(); }
   DeviceApi* device_at(std::size_t slot) noexcept { return slot < devices_.size() ? devices_[slot].get() : nullptr; }
+  std::vector<DeviceApi*> all_devices() const;  // slot order
   // The slot of the device with this index, or -1 when veda does not use it.
   int slot_of(int index) const noexcept;
   // The calling thread's device: the one the scheduler last placed a GPU
@@ -64,7 +65,14 @@ class RuntimeState {
   // What the cost model predicts with. A background refresh may replace it
   // (set_profile); earlier versions stay valid until the runtime goes, so a
   // reference read before a replacement never dangles.
-  const MachineProfile& profile() const noexcept { return *profile_.load(std::memory_order_acquire); }
+  const MachineProfile& profile() const noexcept { return profile_.load(std::memory_order_acquire)->whole; }
+  // The same version as the device in `slot` sees it (its own GPU figures in
+  // `gpu`: MachineProfile::for_device); what a call placed there is
+  // predicted with.
+  const MachineProfile& profile_for(std::size_t slot) const noexcept {
+    const ProfileVersion& v = *profile_.load(std::memory_order_acquire);
+    return slot == 0 || slot > v.by_slot.size() ? v.whole : v.by_slot[slot - 1];
+  }
   void set_profile(MachineProfile p);
   std::unique_ptr<Telemetry> telemetry;  // null unless Config::telemetry (or a trace) is on
   // Distinguishes runtimes across init/shutdown cycles (caches key on it).
@@ -82,9 +90,13 @@ class RuntimeState {
   std::unique_ptr<HistoryStore> history;    // Config::learned_history, for this machine's own profile
 
  private:
+  struct ProfileVersion {
+    MachineProfile whole;
+    std::vector<MachineProfile> by_slot;  // slots 1, 2, ...: whole.for_device(slot)
+  };
   std::mutex profiles_mu_;
-  std::deque<MachineProfile> profiles_;  // every version set, newest last
-  std::atomic<const MachineProfile*> profile_{nullptr};
+  std::deque<ProfileVersion> profiles_;  // every version set, newest last
+  std::atomic<const ProfileVersion*> profile_{nullptr};
   std::vector<std::unique_ptr<DeviceApi>> devices_;
   static inline thread_local std::size_t t_device_slot = 0;
   void evict_devices_locked() noexcept;  // under device_lifetime(), exclusively

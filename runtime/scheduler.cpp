@@ -151,7 +151,8 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us, on);
   if (q.gpu_ok && q.device_need >= kRoomCheckBytes)
     if (DeviceApi* dev = on.device()) q.device_room = device_room(*dev);
-  auto est = estimate(st.profile(), q);
+  // Predicted with the figures of the device the call would run on.
+  auto est = estimate(q.gpu_ok && st.device_count() > 1 ? st.profile_for(on.slot()) : st.profile(), q);
   const std::int64_t now = now_ns();
   const HistoryView hv = history_view(b, est, d.n, now);
   ChoiceContext ctx;

@@ -1,5 +1,7 @@
 #include "src/calibration.hpp"
 
+#include <algorithm>
+
 #include "backends/cpu/cpu_calibration.hpp"
 #include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
@@ -15,14 +17,52 @@ namespace veda::detail {
 namespace {
 bool same_machine(const MachineProfile& a, const MachineProfile& b) {
   return a.host == b.host && a.cpu_model == b.cpu_model && a.cpu_features == b.cpu_features && a.threads == b.threads &&
-         a.gpu_uuid == b.gpu_uuid && a.driver_version == b.driver_version &&
+         a.device_uuids() == b.device_uuids() && a.driver_version == b.driver_version &&
          a.veda_version == b.veda_version && a.gpu.present == b.gpu.present;
 }
 }  // namespace
 
 MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu) {
-  const GpuDeviceInfo* dev = gpu.usable ? &gpu.devices[static_cast<std::size_t>(gpu.selected)] : nullptr;
-  return default_profile(cpu, c.threads(), dev, gpu.driver_version);
+  std::vector<const GpuDeviceInfo*> devices;
+  if (gpu.usable) {
+    const std::vector<int> used = gpu.in_use.empty() ? std::vector<int>{gpu.selected} : gpu.in_use;
+    for (int index : used) devices.push_back(&gpu.devices[static_cast<std::size_t>(index)]);
+  }
+  return default_profile(cpu, c.threads(), devices, gpu.driver_version);
+}
+
+void calibrate_peers(const std::vector<DeviceApi*>& devices, MachineProfile& p, std::size_t bytes) {
+  if (devices.size() < 2) return;
+  for (std::size_t to = 0; to < devices.size(); ++to) {
+    GpuProfile& g = to == 0 ? p.gpu : p.other_gpus.at(to - 1);
+    g.peer_in_gbps.assign(devices.size(), 0.0);
+    for (std::size_t from = 0; from < devices.size(); ++from) {
+      if (from == to) continue;
+      DeviceApi& a = *devices[from];
+      DeviceApi& b = *devices[to];
+      void* src = nullptr;
+      void* dst = nullptr;
+      try {
+        src = a.pool().allocate(bytes, a.stream());
+        dst = b.pool().allocate(bytes, b.stream());
+        // A first copy sets up the path (peer mappings, staging); the best
+        // of the next three is the link's rate.
+        double best_s = 0;
+        for (int rep = 0; rep < 4; ++rep) {
+          const auto t0 = now_ns();
+          a.copy_to_peer(dst, b, src, bytes, a.stream());
+          a.synchronize(a.stream());
+          const double s = static_cast<double>(now_ns() - t0) / 1e9;
+          if (rep > 0 && (best_s == 0 || s < best_s)) best_s = s;
+        }
+        if (best_s > 0) g.peer_in_gbps[from] = std::clamp(static_cast<double>(bytes) / best_s / 1e9, 1e-3, 1e4);
+      } catch (const std::exception& e) {
+        log().warn("calibration: device {} -> device {} copy rate not measured: {}", a.index(), b.index(), e.what());
+      }
+      if (dst) b.pool().deallocate(dst, b.stream());
+      if (src) a.pool().deallocate(src, a.stream());
+    }
+  }
 }
 
 std::string cache_path(const MachineProfile& id) {
@@ -31,7 +71,7 @@ std::string cache_path(const MachineProfile& id) {
 }
 
 MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
-                               CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress) {
+                               CpuExecutor& exec, const std::vector<DeviceApi*>& devices, const ProgressFn& progress) {
   const auto t0 = now_ns();
   MachineProfile p = identity_profile(c, cpu, gpu);
   if (progress) progress("CPU", 0.0);
@@ -57,12 +97,23 @@ MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuSta
   if (p.provisional) log().warn("machine profile is provisional: {}; it is measured again when the machine is quiet",
                                  p.calibration_note);
 #if VEDA_HAS_CUDA
-  if (auto* cd = dynamic_cast<cuda::CudaDevice*>(dev)) {
-    if (progress) progress("GPU", 0.6);
-    cuda::calibrate_gpu(*cd, p.gpu);
+  // Each device on its own: a node's GPUs differ in clocks, memory and link.
+  std::vector<DeviceApi*> gpus;
+  for (DeviceApi* dev : devices)
+    if (auto* cd = dynamic_cast<cuda::CudaDevice*>(dev)) {
+      if (progress) progress("GPU " + std::to_string(cd->index()), 0.6);
+      GpuProfile& g = gpus.empty() ? p.gpu : p.other_gpus.at(gpus.size() - 1);
+      cuda::calibrate_gpu(*cd, g);
+      gpus.push_back(dev);
+    }
+  if (gpus.size() > 1) {
+    if (progress) progress("device-to-device copies", 0.9);
+    calibrate_peers(gpus, p);
+    gpus.front()->make_current();
   }
+  for (DeviceApi* d : gpus) d->pool().trim();  // the program's pools start empty
 #else
-  (void)dev;
+  (void)devices;
 #endif
   if (progress) progress("done", 1.0);
   p.source = "calibrated";
@@ -71,7 +122,7 @@ MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuSta
 }
 
 MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
-                              CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress) {
+                              CpuExecutor& exec, const std::vector<DeviceApi*>& devices, const ProgressFn& progress) {
   if (!c.profile().empty()) {
     std::string why;
     auto p = load_profile(c.profile(), why);
@@ -88,12 +139,12 @@ MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStat
   if (path.empty()) {
     log().info("no profile cache: neither XDG_CACHE_HOME nor HOME is set; "
                "the machine profile is measured and not kept");
-    return measure_profile(c, cpu, gpu, exec, dev, progress);
+    return measure_profile(c, cpu, gpu, exec, devices, progress);
   }
   if (!ensure_private_dir(profile_cache_dir(), dir_why)) {
     log().warn("profile cache {} is not usable ({}); the machine profile is measured and not kept",
                profile_cache_dir(), dir_why);
-    return measure_profile(c, cpu, gpu, exec, dev, progress);
+    return measure_profile(c, cpu, gpu, exec, devices, progress);
   }
   if (c.calibration() == CalibrationMode::Auto) {
     std::string why;
@@ -107,7 +158,7 @@ MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStat
     if (why != "no file")
       log().warn("machine profile {} is unusable ({}); measuring a new one", path, why);
   }
-  MachineProfile p = measure_profile(c, cpu, gpu, exec, dev, progress);
+  MachineProfile p = measure_profile(c, cpu, gpu, exec, devices, progress);
   std::string why;
   if (!save_profile(p, path, &why)) log().warn("could not write the machine profile to {}: {}", path, why);
   return p;

@@ -22,6 +22,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/cpu_executor.hpp"
 #include "runtime/device_api.hpp"
@@ -36,12 +37,22 @@ inline constexpr int kCalibrationPasses = 3;
 
 using ProgressFn = std::function<void(const std::string& step, double fraction)>;
 
-MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
-                              CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress = {});
+// `devices` are the runtime's, slot order: each GPU among them is measured
+// on its own (the profile's gpu, then other_gpus), and with several, the
+// copy rate between every ordered pair (calibrate_peers).
+MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu, CpuExecutor& exec,
+                              const std::vector<DeviceApi*>& devices, const ProgressFn& progress = {});
 
-// Always measures.
-MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
-                               CpuExecutor& exec, DeviceApi* dev, const ProgressFn& progress = {});
+// Always measures. Device memory used for it is returned (pools trimmed).
+MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu, CpuExecutor& exec,
+                               const std::vector<DeviceApi*>& devices, const ProgressFn& progress = {});
+
+// The rate of a `bytes` copy from each device to each other one (peer
+// access, or staged by the driver without it), best of three after a first
+// copy, into each device's GpuProfile::peer_in_gbps. `p` describes the
+// devices in slot order (gpu, other_gpus). A pair whose copy fails keeps 0,
+// with a warning. Works with any DeviceApi (tests measure HostDevices).
+void calibrate_peers(const std::vector<DeviceApi*>& devices, MachineProfile& p, std::size_t bytes = 32u << 20);
 
 // The identity fields of this machine with analytic-default speeds.
 MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu);

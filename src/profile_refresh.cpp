@@ -43,14 +43,16 @@ void ProfileRefresh::run() {
                        static_cast<double>(st_.workers.idle_ns(now.wall_ns)) >= policy_.idle_s * 1e9;
     before = now;
     if (!quiet) continue;
-    MachineProfile p = measure_profile(st_.config, st_.cpu, st_.gpu, *st_.cpu_executor, nullptr);
+    MachineProfile p = measure_profile(st_.config, st_.cpu, st_.gpu, *st_.cpu_executor, {});
     if (p.provisional) {
       log().info("profile refresh disturbed ({}); trying again later", p.calibration_note);
       if (++attempts >= policy_.attempts || !wait(policy_.retry_s)) return;
       before = load_sample();
       continue;
     }
-    p.gpu = st_.profile().gpu;  // not measured again: see the header
+    const MachineProfile& old = st_.profile();
+    p.gpu = old.gpu;  // not measured again: see the header
+    p.other_gpus = old.other_gpus;
     p.source = "refreshed";
     // Kept only where start-up would read it: a private cache directory.
     std::string why;

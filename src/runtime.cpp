@@ -237,7 +237,7 @@ RuntimeState::RuntimeState(const Config& c)
     log().info("GPU {}: {}", gpu.selected, gpu.reason);
   else
     log().info("no usable GPU: {}; all work runs on the CPU", gpu.reason);
-  set_profile(obtain_profile(config, cpu, gpu, *cpu_executor, device_at(0)));
+  set_profile(obtain_profile(config, cpu, gpu, *cpu_executor, all_devices()));
   log().debug("machine profile from {}", profile().source);
   if (profile().provisional && config.profile().empty() && config.calibration() != CalibrationMode::Off)
     refresh = std::make_unique<ProfileRefresh>(*this, ProfileRefresh::policy());
@@ -347,9 +347,18 @@ RuntimeState::~RuntimeState() {
 }
 
 void RuntimeState::set_profile(MachineProfile p) {
+  ProfileVersion v;
+  for (std::size_t slot = 1; slot <= p.other_gpus.size(); ++slot) v.by_slot.push_back(p.for_device(slot));
+  v.whole = std::move(p);
   std::lock_guard lock(profiles_mu_);
-  profiles_.push_back(std::move(p));
+  profiles_.push_back(std::move(v));
   profile_.store(&profiles_.back(), std::memory_order_release);
+}
+
+std::vector<DeviceApi*> RuntimeState::all_devices() const {
+  std::vector<DeviceApi*> all;
+  for (const auto& d : devices_) all.push_back(d.get());
+  return all;
 }
 
 void RuntimeState::install_device(std::unique_ptr<DeviceApi> d) {

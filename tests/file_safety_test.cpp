@@ -632,7 +632,7 @@ TEST_CASE("F17: a profile with physically implausible rates is a ConfigError nam
   // The documented defaults and the test profiles are inside the bounds.
   CHECK_NOTHROW(MachineProfile::from_json(good_profile()));
   CHECK_NOTHROW(MachineProfile::from_json(slurp(std::string(VEDA_TEST_DATA) + "/profile_h100.json")));
-  CHECK_NOTHROW(MachineProfile::from_json(default_profile(veda::CpuInfo{}, 1, nullptr, 0).to_json()));
+  CHECK_NOTHROW(MachineProfile::from_json(default_profile(veda::CpuInfo{}, 1, {}, 0).to_json()));
 }
 
 TEST_CASE("F17: an implausible cached profile is measured again, not used") {
@@ -657,7 +657,7 @@ TEST_CASE("F3: the cache key includes the CPU's SIMD features") {
   big.avx2 = big.fma = big.avx512 = true;
   veda::CpuInfo small = big;
   small.avx512 = false;
-  const MachineProfile a = default_profile(big, 2, nullptr, 0), b = default_profile(small, 2, nullptr, 0);
+  const MachineProfile a = default_profile(big, 2, {}, 0), b = default_profile(small, 2, {}, 0);
   CHECK(a.cpu_features != b.cpu_features);
   CHECK(a.key() != b.key());
   CHECK(MachineProfile::from_json(a.to_json()).key() == a.key());  // a reloaded profile keeps its key

@@ -7,13 +7,18 @@
 // asking for device 0 over operands on device 1 gives exact values (the data
 // moved through the host, whose copy was valid); a map asking for device 0
 // over data only device 1 holds copies it device to device, leaving the
-// host stale; and every used device's pool holds memory. With
-// one GPU those cases report that they were skipped.
+// host stale; and every used device's pool holds memory. Calibration
+// measures each GPU used on its own (its UUID, its rates) and, with two or
+// more, the copy rate of every ordered pair. With one GPU the two-GPU
+// cases report that they were skipped.
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <vector>
 
+#include "backends/cpu/cpu_executor.hpp"
+#include "runtime/runtime_state.hpp"
+#include "src/calibration.hpp"
 #include "support/device_work.hpp"
 #include "veda/veda.hpp"
 
@@ -57,6 +62,36 @@ TEST_CASE("all_devices uses every GPU found; a device veda does not use is Inval
   veda::MatmulOptions mo;
   mo.device = missing;
   CHECK_THROWS_AS((void)veda::matmul(iota(2, 2), iota(2, 2), mo), veda::InvalidArgument);
+}
+
+TEST_CASE("calibration measures every GPU used on its own, and with several the copy rate of every pair") {
+  AllDevices run;
+  auto& st = veda::get_runtime().state();
+  const veda::detail::MachineProfile p =
+      veda::detail::measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, st.all_devices());
+  const std::size_t used = st.gpu.in_use.size();
+  REQUIRE(used == st.device_count());
+  REQUIRE(p.other_gpus.size() == used - 1);
+  for (std::size_t slot = 0; slot < used; ++slot) {
+    CAPTURE(slot);
+    const veda::detail::GpuProfile& g = p.gpu_at(slot);
+    CHECK(g.present);
+    CHECK(g.uuid == st.gpu.devices[static_cast<std::size_t>(st.gpu.in_use[slot])].uuid);
+    CHECK(g.launch_us > 0);
+    CHECK(g.device_bw_gbps > 100);  // any data-centre GPU streams far faster
+    if (used == 1) {
+      CHECK(g.peer_in_gbps.empty());
+      continue;
+    }
+    REQUIRE(g.peer_in_gbps.size() == used);
+    for (std::size_t from = 0; from < used; ++from) CHECK((from == slot) == (g.peer_in_gbps[from] == 0));
+    std::printf("GPU %d (%s): copies in from the others at", st.gpu.in_use[slot], g.name.c_str());
+    for (std::size_t from = 0; from < used; ++from)
+      if (from != slot) std::printf(" %.1f GB/s (GPU %d)", g.peer_in_gbps[from], st.gpu.in_use[from]);
+    std::printf("\n");
+  }
+  // The calibration's memory went back: the program's pools start empty.
+  for (std::size_t slot = 0; slot < used; ++slot) CHECK(st.device_at(slot)->pool().stats().bytes_cached == 0);
 }
 
 TEST_CASE("with two GPUs, calls run where they are asked to, else where their data is") {

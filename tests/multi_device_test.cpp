@@ -34,6 +34,7 @@
 #include "runtime/runtime_state.hpp"
 #include "runtime/sites.hpp"
 #include "runtime/scheduler.hpp"
+#include "src/calibration.hpp"
 #include "veda/array.hpp"
 #include "veda/config.hpp"
 #include "veda/error.hpp"
@@ -491,6 +492,103 @@ TEST_CASE("the scheduler queues a GPU call's predicted time on its device; the n
   Plan third = begin_call(veda::get_runtime(), site, d);
   CHECK(RuntimeState::thread_device() == 0);
   end_call(veda::get_runtime(), third, d, true);
+  st.gpu = saved;
+  veda::shutdown();
+}
+
+TEST_CASE("calibration measures the copy rate between every ordered pair of devices, and frees what it used") {
+  Running r;
+  RuntimeState& st = r.st();
+  veda::detail::MachineProfile p = st.profile();
+  p.other_gpus.assign(2, p.gpu);
+  veda::detail::calibrate_peers(st.all_devices(), p, std::size_t{4} << 20);
+  for (std::size_t to = 0; to < 3; ++to) {
+    const auto& in = p.gpu_at(to).peer_in_gbps;
+    REQUIRE(in.size() == 3);
+    for (std::size_t from = 0; from < 3; ++from) {
+      CAPTURE(from);
+      CAPTURE(to);
+      if (from == to)
+        CHECK(in[from] == 0);
+      else
+        CHECK(in[from] > 0);
+    }
+    CHECK(st.device_at(to)->pool().stats().bytes_in_use == 0);
+  }
+  // A single device has no pairs: nothing measured, nothing set.
+  veda::detail::MachineProfile single = st.profile();
+  veda::detail::calibrate_peers({st.device_at(0)}, single);
+  CHECK(single.gpu.peer_in_gbps.empty());
+}
+
+TEST_CASE("each device is judged by its own figures: its host link, the links into it") {
+  Running r;
+  RuntimeState& st = r.st();
+  const veda::detail::MachineProfile base = st.profile();
+  veda::detail::MachineProfile p = base;
+  p.other_gpus.assign(2, p.gpu);
+  // Devices 0 and 1 behind slow host links; device 2 fast.
+  p.gpu.h2d_staged_gbps = p.other_gpus[0].h2d_staged_gbps = 0.5;
+  st.set_profile(p);
+  veda::detail::CallDesc host_only;
+  host_only.h2d_bytes = std::size_t{1} << 20;
+  CHECK(veda::detail::device_slot_for(st, host_only) == 2);  // all idle: the quickest copy
+
+  // Data on device 1 alone, which is busy: the device with the faster link
+  // from device 1 wins (device 2), not the first (device 0).
+  p = base;
+  p.other_gpus.assign(2, p.gpu);
+  p.gpu.peer_in_gbps = {0, 0.5, 0};
+  p.other_gpus[1].peer_in_gbps = {0, 200, 0};
+  st.set_profile(p);
+  Array<int> only1(1 << 18);
+  write_on(r.dev(1), only1, 3);
+  st.device_at(1)->queue_work(1e6, veda::detail::now_ns());
+  const veda::detail::HeldOperand held[] = {{only1.buffer(), only1.bytes()}};
+  CHECK(veda::detail::pick_device(held, 1, 0) == 2);
+  p.other_gpus[1].peer_in_gbps = {0, 0.1, 0};  // now device 0's link is the faster
+  st.set_profile(p);
+  CHECK(veda::detail::pick_device(held, 1, 0) == 0);
+  st.set_profile(base);
+}
+
+TEST_CASE("the scheduler predicts a GPU call with the figures of the device it would run on") {
+  using namespace veda::detail;
+  veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
+  RuntimeState& st = veda::get_runtime().state();
+  REQUIRE(st.device_count() == 3);
+  MachineProfile p = st.profile();
+  p.other_gpus.assign(2, p.gpu);
+  p.other_gpus[0].h2d_staged_gbps = p.gpu.h2d_staged_gbps / 10;  // device 1's host link: ten times slower
+  st.set_profile(p);
+  CHECK(&st.profile_for(0) == &st.profile());
+  CHECK(st.profile_for(1).gpu.h2d_staged_gbps == p.other_gpus[0].h2d_staged_gbps);
+  CHECK(st.profile_for(7).gpu.h2d_staged_gbps == p.gpu.h2d_staged_gbps);  // not described: the first's
+  const veda::GpuStatus saved = st.gpu;
+  st.gpu.usable = true;  // pretend: the calls are only planned, never launched
+  static const TypeKey tag{&type_list_name<float>};
+  Site& site = *site_for(&tag, "per-device", OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
+  CallDesc d;
+  d.n = std::size_t{1} << 22;
+  d.type_key = &tag;
+  d.bytes_per_elem = 8;
+  d.h2d_bytes = d.n * 4;
+  d.gpu_capable = d.nvcc_site = true;
+  d.placement = veda::Placement::Gpu;
+  Plan first = begin_call(veda::get_runtime(), site, d);
+  REQUIRE(RuntimeState::thread_device() == 0);
+  const float on0 = first.bucket->gpu_us.load();
+  // Devices 0 and 2 busy for seconds: the next goes to 1 despite its link.
+  st.device_at(0)->queue_work(1e7, now_ns());
+  st.device_at(2)->queue_work(1e7, now_ns());
+  Plan second = begin_call(veda::get_runtime(), site, d);
+  REQUIRE(RuntimeState::thread_device() == 1);
+  const float on1 = second.bucket->gpu_us.load();
+  // 16 MiB in: the slower link adds about 9 x its time on device 0's link.
+  const double extra = 9.0 * static_cast<double>(d.h2d_bytes) / p.gpu.h2d_staged_gbps * 1e-3;
+  CHECK(on1 > on0 + 0.8 * extra);
+  end_call(veda::get_runtime(), first, d, true);
+  end_call(veda::get_runtime(), second, d, true);
   st.gpu = saved;
   veda::shutdown();
 }

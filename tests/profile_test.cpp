@@ -70,6 +70,45 @@ TEST_CASE("JSON round trip keeps every field") {
   CHECK(q.threads == 2);
 }
 
+TEST_CASE("several GPUs: each device's own figures and peer rates survive the round trip and key the cache") {
+  MachineProfile p = MachineProfile::from_json(read(std::string(VEDA_TEST_DATA) + "/profile_h100.json"));
+  const std::string one_gpu_key = p.key();
+  GpuProfile second = p.gpu;
+  second.uuid = "GPU-11111111-1111-1111-1111-111111111111";
+  second.h2d_staged_gbps = 5;  // behind a slower link
+  second.peer_in_gbps = {40.0, 0.0};
+  p.gpu.peer_in_gbps = {0.0, 35.5};
+  p.other_gpus.push_back(second);
+  const MachineProfile q = MachineProfile::from_json(p.to_json());
+  CHECK(q.to_json() == p.to_json());
+  REQUIRE(q.other_gpus.size() == 1);
+  CHECK(q.gpu_at(1).uuid == second.uuid);
+  CHECK(q.gpu_at(1).h2d_staged_gbps == 5);
+  CHECK(q.gpu_at(1).peer_in_gbps == std::vector<double>{40.0, 0.0});
+  CHECK(q.gpu_at(0).peer_in_gbps == std::vector<double>{0.0, 35.5});
+  CHECK(q.gpu_at(2).uuid == q.gpu.uuid);  // a slot it does not describe: the first device's
+  // Seen from device 1: its figures in `gpu`, everything else shared.
+  const MachineProfile from1 = q.for_device(1);
+  CHECK(from1.gpu.h2d_staged_gbps == 5);
+  CHECK(from1.cpu.fma_gflops_per_thread == q.cpu.fma_gflops_per_thread);
+  CHECK(from1.key() == q.key());
+  // Another second GPU is another machine.
+  CHECK(q.key() != one_gpu_key);
+  MachineProfile swapped = q;
+  swapped.other_gpus[0].uuid = "GPU-22222222-2222-2222-2222-222222222222";
+  CHECK(swapped.key() != q.key());
+  // A peer rate is 0 (not measured) or plausible; the list is bounded.
+  std::string text = p.to_json();
+  const std::string rate = "40.0";
+  REQUIRE(text.find(rate) != std::string::npos);
+  std::string bad = text;
+  bad.replace(bad.find(rate), rate.size(), "-3");
+  CHECK_THROWS_WITH_AS(MachineProfile::from_json(bad), doctest::Contains("other_gpus[0].peer_in_gbps"), std::runtime_error);
+  bad = text;
+  bad.replace(bad.find("\"other_gpus\": ["), 15, "\"other_gpus\": 7, \"x\": [");
+  CHECK_THROWS_WITH_AS(MachineProfile::from_json(bad), doctest::Contains("other_gpus must be a list"), std::runtime_error);
+}
+
 TEST_CASE("corrupt profiles are rejected with a reason") {
   const std::string good = read(std::string(VEDA_TEST_DATA) + "/profile_cpu_2core.json");
   auto rejects = [](const std::string& text, const char* why) {
@@ -231,7 +270,7 @@ TEST_CASE("a calibration that other processes disturb is kept provisional, sayin
   {
     Burners busy;
     REQUIRE_FALSE(busy.pids.empty());
-    p = measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, nullptr);
+    p = measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, {});
   }
   CHECK(p.provisional);
   CHECK(p.calibration_note.find("other processes used") != std::string::npos);

@@ -50,7 +50,7 @@ int calibrate(const std::string& output) {
     std::fflush(stderr);
   };
   const detail::MachineProfile p =
-      detail::measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, st.device(), progress);
+      detail::measure_profile(st.config, st.cpu, st.gpu, *st.cpu_executor, st.all_devices(), progress);
   std::fprintf(stderr, "\n");
   const std::string path = output.empty() ? detail::cache_path(p) : output;
   // A symbolic link, device node, FIFO, directory or another user's file at
