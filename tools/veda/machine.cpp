@@ -71,12 +71,15 @@ int calibrate(const std::string& output) {
     std::printf("BLAS: %s kernels, sgemm %.0f GFLOP/s, dgemm %.0f GFLOP/s (n=1024); %s\n",
                 p.cpu.blas_core.empty() ? "default" : p.cpu.blas_core.c_str(), p.cpu.sgemm_gflops, p.cpu.dgemm_gflops,
                 p.cpu.blas_probe.c_str());
-  if (p.gpu.present)
-    std::printf("GPU %s: launch %.1f us, H2D %.1f GB/s pinned / %.1f staged, device %.0f GB/s, sgemm %.0f GFLOP/s\n",
-                p.gpu.name.c_str(), p.gpu.launch_us, p.gpu.h2d_pinned_gbps, p.gpu.h2d_staged_gbps,
-                p.gpu.device_bw_gbps, p.gpu.sgemm_gflops);
-  else
-    std::printf("GPU: none measured\n");
+  if (!p.gpu.present) std::printf("GPU: none measured\n");
+  for (std::size_t slot = 0; p.gpu.present && slot <= p.other_gpus.size(); ++slot) {
+    const detail::GpuProfile& g = p.gpu_at(slot);
+    std::printf("GPU %s: launch %.1f us, H2D %.1f GB/s pinned / %.1f staged, device %.0f GB/s, sgemm %.0f GFLOP/s",
+                g.name.c_str(), g.launch_us, g.h2d_pinned_gbps, g.h2d_staged_gbps, g.device_bw_gbps, g.sgemm_gflops);
+    for (std::size_t from = 0; from < g.peer_in_gbps.size(); ++from)
+      if (from != slot) std::printf(", from device slot %zu %.1f GB/s", from, g.peer_in_gbps[from]);
+    std::printf("\n");
+  }
   return 0;
 }
 
