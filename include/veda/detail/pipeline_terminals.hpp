@@ -67,7 +67,7 @@ struct Reduce {
   Op op;
   template <class T, class Run, class OneToOne>
   Acc cpu(Runtime& rt, const Plan& p, std::size_t count, OneToOne, const Run& run) const {
-    return reduce_pipeline_cpu<Acc, OneToOne::value>(rt, p, rt.config().deterministic(), count, identity, op, run);
+    return reduce_pipeline_cpu<Acc>(rt, p, rt.config().deterministic(), count, identity, op, run);
   }
 #if VEDA_GPU_SITE
   template <class T>
