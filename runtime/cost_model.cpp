@@ -292,17 +292,21 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   // A measured runner-up whose samples are old is re-measured: the machine
   // may have changed (load, frequency, other runtimes' threads), and history
   // loaded from an earlier run may have been measured on a busy machine.
-  // An unconfirmed one is judged by the better of its measured and analytic
-  // times, so that one slow run cannot keep it out for good.
+  // An unconfirmed one (few samples, or an earlier run's only) is judged by
+  // the better of its measured and analytic times, so that one slow run, or
+  // a busy earlier process, cannot keep it out for good.
   bool refresh = false;
   auto reach = [&](const Estimate& e) {
     const TierHistory& th = h(e.tier);
-    return th.samples < kConfirmSamples && th.correction > 1 ? e.total_us / th.correction : e.total_us;
+    return (th.samples < kConfirmSamples || th.seeded) && th.correction > 1 ? e.total_us / th.correction : e.total_us;
   };
+  // An earlier run's samples keep a tier out only beyond what a profile may
+  // be off by (kProfileDoubt): that run may have been disturbed throughout.
+  auto doubt = [&](const Estimate& e) { return h(e.tier).seeded ? kProfileDoubt : cheap(e); };
   if (learn && !explore)
     for (const auto& e : est)
       if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) &&
-          reach(e) <= kExploreBand * cheap(e) * best->total_us && (!explore || reach(e) < reach(*explore))) {
+          reach(e) <= kExploreBand * doubt(e) * best->total_us && (!explore || reach(e) < reach(*explore))) {
         explore = &e;
         refresh = true;
       }
@@ -316,6 +320,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : explore->total_us) /
                                                     std::max(best->total_us, 1e-9));
     const char* what = !refresh                                    ? ": unmeasured"
+                       : h(explore->tier).seeded                    ? ": measured only in an earlier run"
                        : h(explore->tier).samples < kConfirmSamples ? ": measured too few times to trust"
                                                                     : ": last measured a while ago";
     why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) + what +

@@ -87,11 +87,12 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
   slot.cpu_ns_per_elem.compare_exchange_strong(none, s->second.cpu_ns_per_elem, std::memory_order_relaxed);
   const auto bucket = s->second.buckets.find(b.index);
   if (bucket == s->second.buckets.end()) return;
-  // Stored samples place the first calls, but count as nearly stale: the
-  // earlier run may have measured on a busy machine, so a runner-up they keep
-  // out is re-measured kConfirmNs into this run (when within what exploring
-  // allows), not kStaleNs.
-  const std::int64_t stamp = now_ns() - (kStaleNs - kConfirmNs);
+  // Stored samples place the first calls, but count as unconfirmed until
+  // this run measures the tier, whose runs then replace them
+  // (BucketState::seeded): the earlier run may have measured on a busy
+  // machine, so a runner-up they keep out is re-measured kConfirmNs into
+  // this run, judged by its analytic time too.
+  const std::int64_t stamp = now_ns();
   for (std::size_t t = 0; t < bucket->second.size(); ++t) {
     if (t == kBlas && !bucket->second[t].empty() && s->second.blas_kernels != blas_kernels()) {
       log().debug("learned history: cpu-blas samples of '{}' were measured with BLAS kernels '{}', this process "
@@ -99,7 +100,10 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
       continue;
     }
     for (const auto& [us, n] : bucket->second[t]) b.samples[t].add(us, n);
-    if (!bucket->second[t].empty()) b.last_sample_ns[t] = stamp;
+    if (!bucket->second[t].empty()) {
+      b.last_sample_ns[t] = stamp;
+      b.seeded |= 1u << t;
+    }
   }
 }
 

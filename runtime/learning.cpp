@@ -15,8 +15,9 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.samples = s.count();
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
     h.explored = b.explored[t];
+    h.seeded = (b.seeded >> t) & 1u;
     const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
-    const double stale_ns = h.samples < kConfirmSamples
+    const double stale_ns = h.samples < kConfirmSamples || h.seeded
                                 ? kConfirmNs
                                 : std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
     h.stale = h.samples >= kMinSamples && age_ns > stale_ns;
@@ -49,6 +50,10 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   const bool teaches = r.tier == Tier::Serial && n > 0 && static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
   double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
   auto& samples = b.samples[static_cast<std::size_t>(r.tier)];
+  if (const auto bit = 1u << static_cast<unsigned>(r.tier); b.seeded & bit) {
+    samples.reset();  // this run's measurements replace an earlier run's
+    b.seeded &= ~bit;
+  }
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
   b.last_sample_ns[static_cast<std::size_t>(r.tier)] = r.end_ns;
   // (a sort of 8 samples: only when the answer may change)

@@ -33,6 +33,9 @@ constexpr std::int64_t kLongCallNs = 20'000;
 // A call this short is "short": its two clock reads cost more than the call,
 // so a settled decision times fewer of them.
 constexpr std::int64_t kShortCallNs = 1'000;
+// Calls this long re-decide every time (a decision costs microseconds), so a
+// runner-up due for re-measurement is not kept waiting for 64 of them.
+constexpr std::int64_t kRedecideEachNs = 1'000'000;
 
 // What bucket `b` has measured of each estimated tier, at time `now`.
 HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now);

@@ -176,7 +176,15 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   const bool confirmed = settled != 0 && b.cached[r.mask].load(std::memory_order_relaxed) == settled &&
                          b.timed_mask.load(std::memory_order_relaxed) != b.kTimeAll;
   const std::uint32_t mask = b.redecide_mask.load(std::memory_order_relaxed);
-  b.redecide_mask.store(confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax) : BucketState::kRedecideMin,
+  // How long the chosen tier's calls take, also when known only from stored
+  // history (nothing timed yet in this run): long ones are all timed, and
+  // re-decided each time.
+  const double typical_ns = b.samples[static_cast<std::size_t>(c.tier)].median_us() * 1e3;
+  if (typical_ns >= kLongCallNs) b.timed_mask.store(b.kTimeAll, std::memory_order_relaxed);
+  const bool long_calls = typical_ns >= kRedecideEachNs;
+  b.redecide_mask.store(long_calls  ? 0
+                        : confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax)
+                                    : BucketState::kRedecideMin,
                         std::memory_order_relaxed);
   b.cached[r.mask].store(settled, std::memory_order_release);
   p.tier = c.tier;

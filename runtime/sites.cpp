@@ -57,6 +57,7 @@ void BucketState::reset(std::uint64_t gen) {
   explored.fill(0);
   refresh.fill(0);
   last_sample_ns.fill(0);
+  seeded = 0;
   timed_mask.store(kTimeSome, std::memory_order_relaxed);
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();

@@ -80,6 +80,7 @@ class BucketState {
   std::array<std::uint8_t, kTierCount> explored{};
   std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
   std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
+  std::uint32_t seeded = 0;  // tier bits: samples only from stored history (an earlier run), guarded by mu
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
@@ -98,7 +99,8 @@ class BucketState {
   std::atomic<std::uint32_t> timed_mask{kTimeSome};
   // A settled decision is re-made when the thread's call count & this mask is
   // 0: every 64th call, doubling up to every 4096th while re-decisions of
-  // short calls keep confirming it (a re-decision costs microseconds).
+  // short calls keep confirming it (a re-decision costs microseconds);
+  // every call where calls take a millisecond or more (kRedecideEachNs).
   static constexpr std::uint32_t kRedecideMin = 63, kRedecideMax = 4095;
   std::atomic<std::uint32_t> redecide_mask{kRedecideMin};
   void reset(std::uint64_t generation);

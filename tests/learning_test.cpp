@@ -398,6 +398,55 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   setenv("VEDA_HISTORY", "0", 1);
 }
 
+TEST_CASE("stored history from a disturbed run does not keep the best tier out: this run re-measures and replaces it") {
+  namespace fs = std::filesystem;
+  const std::string dir = fs::temp_directory_path() / ("veda-history-heal-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  std::string old_cache;
+  if (const char* x = std::getenv("XDG_CACHE_HOME")) old_cache = x;
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  unsetenv("VEDA_HISTORY");
+  const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
+  CallDesc d = desc(3'000'000);
+  d.elem_bytes = 4;
+  constexpr std::uint32_t kScanTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbAuto);
+  // Long calls (milliseconds): re-deciding costs nothing next to them. The
+  // earlier run saw tbb-auto at 60 ms (a busy machine), serial at 40 ms;
+  // the truth is tbb-auto 20 ms.
+  auto call = [&](Tier forced, std::int64_t tbb_ns) {
+    CallDesc c = d;
+    c.forced_tier = forced;
+    veda::Runtime& rt = veda::get_runtime();
+    Site& site = *site_for(&kTag, "stored-disturbed", OpClass::Scan, kScanTiers, {});
+    Plan p = begin_call(rt, site, c);
+    end_call(rt, p, c, true, p.tier == Tier::TbbAuto ? tbb_ns : 40'000'000);
+    return p.tier;
+  };
+  veda::init(config());
+  call(Tier::Count, 60'000'000);  // a decided call opens the bucket's history
+  for (int i = 0; i < 12; ++i) call(i % 2 ? Tier::TbbAuto : Tier::Serial, 60'000'000);
+  veda::shutdown();
+  veda::init(config());
+  CHECK(call(Tier::Count, 20'000'000) == Tier::Serial);  // placed from the stored samples
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kConfirmNs + 5'000'000));
+  // The next call re-measures tbb-auto (every call of milliseconds re-decides)
+  // and its run replaces the stored samples. Serial's stored samples are
+  // re-measured in turn (three runs: its analytic time is the lower); then
+  // the calls stay on tbb-auto.
+  CHECK(call(Tier::Count, 20'000'000) == Tier::TbbAuto);
+  CHECK(veda::last_decision().reason.find("re-measuring tbb-auto: measured only in an earlier run") == 0);
+  for (int i = 0; i < 4; ++i) call(Tier::Count, 20'000'000);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(call(Tier::Count, 20'000'000) == Tier::TbbAuto);
+    CHECK_FALSE(veda::last_decision().explored);
+  }
+  veda::shutdown();
+  fs::remove_all(dir);
+  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
+  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
+  setenv("VEDA_HISTORY", "0", 1);
+}
+
 TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after kConfirmNs, else after kStaleNs") {
   BucketState b;
   std::vector<Estimate> est(1);
