@@ -46,6 +46,25 @@ CallDesc desc(std::size_t n) {
 
 // The truth on this imaginary machine: serial 1 us, any oneTBB tier 40 us.
 std::int64_t truth(Tier t) { return t == Tier::Serial ? 1000 : 40000; }
+// Learned history on, in a cache directory of this test's own (the test
+// environment turns it off); the environment is restored after.
+struct PrivateCache {
+  explicit PrivateCache(const std::string& prefix)
+      : dir(std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(dir);
+    if (const char* x = std::getenv("XDG_CACHE_HOME")) old_cache = x;
+    setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+    unsetenv("VEDA_HISTORY");
+  }
+  ~PrivateCache() {
+    std::filesystem::remove_all(dir);
+    if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
+    else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
+    setenv("VEDA_HISTORY", "0", 1);
+  }
+  const std::string dir;
+  std::string old_cache;
+};
 }  // namespace
 
 TEST_CASE("history overrides a wrong profile within a few calls, with bounded exploration") {
@@ -325,13 +344,7 @@ TEST_CASE("a profile 3x wrong in bandwidth, per-element cost or fork-join cost h
 }
 
 TEST_CASE("learned history persists across runtimes: a first call is placed from earlier measurements") {
-  namespace fs = std::filesystem;
-  const std::string dir = fs::temp_directory_path() / ("veda-history-test-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  std::string old_cache;
-  if (const char* x = std::getenv("XDG_CACHE_HOME")) old_cache = x;
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  unsetenv("VEDA_HISTORY");  // the test environment turns it off
+  PrivateCache cache("veda-history-test-");
   const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
   // A scan site: ops keep no separate history for sleeping workers, so both
   // runs use the same bucket whatever the workers did in between.
@@ -361,7 +374,7 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   run(12, true, "persisted-close", 50'000);  // serial only 2.5x behind here
   const std::string path = profile_cache_dir() + "/history-" + veda::get_runtime().state().profile().key() + ".json";
   veda::shutdown();
-  REQUIRE(fs::exists(path));
+  REQUIRE(std::filesystem::exists(path));
   veda::init(config());
   CHECK(run(1, false) == Tier::TbbAuto);
   const veda::Decision dec = veda::last_decision();
@@ -392,20 +405,10 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   std::stringstream ss;
   ss << in.rdbuf();
   CHECK(ss.str().find("persisted") != std::string::npos);
-  fs::remove_all(dir);
-  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
-  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
-  setenv("VEDA_HISTORY", "0", 1);
 }
 
 TEST_CASE("stored history from a disturbed run does not keep the best tier out: this run re-measures and replaces it") {
-  namespace fs = std::filesystem;
-  const std::string dir = fs::temp_directory_path() / ("veda-history-heal-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  std::string old_cache;
-  if (const char* x = std::getenv("XDG_CACHE_HOME")) old_cache = x;
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  unsetenv("VEDA_HISTORY");
+  PrivateCache cache("veda-history-heal-");
   const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
   CallDesc d = desc(3'000'000);
   d.elem_bytes = 4;
@@ -441,10 +444,6 @@ TEST_CASE("stored history from a disturbed run does not keep the best tier out: 
     CHECK_FALSE(veda::last_decision().explored);
   }
   veda::shutdown();
-  fs::remove_all(dir);
-  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
-  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
-  setenv("VEDA_HISTORY", "0", 1);
 }
 
 TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after kConfirmNs, else after kStaleNs") {

@@ -79,6 +79,21 @@ void write_on(HostDevice& d, Array<int>& a, int v, bool keep = false) {
   });
   a.buffer()->device_done(s);
 }
+// A GPU map of n floats from the host (every device copies the same in),
+// placed on the GPU: with a pretended GPU its calls are planned, never launched.
+std::pair<veda::detail::Site&, veda::detail::CallDesc> planned_gpu_map(const char* name, std::size_t n) {
+  using namespace veda::detail;
+  static const TypeKey tag{&type_list_name<float>};
+  Site& site = *site_for(&tag, name, OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
+  CallDesc d;
+  d.n = n;
+  d.type_key = &tag;
+  d.bytes_per_elem = 8;
+  d.h2d_bytes = d.n * 4;
+  d.gpu_capable = d.nvcc_site = true;
+  d.placement = veda::Placement::Gpu;
+  return {site, d};
+}
 }  // namespace
 
 TEST_CASE("VEDA_EMULATE_DEVICES gives the runtime that many devices, each with its own pool") {
@@ -466,15 +481,7 @@ TEST_CASE("the scheduler queues a GPU call's predicted time on its device; the n
   REQUIRE(st.device_count() == 3);
   const veda::GpuStatus saved = st.gpu;
   st.gpu.usable = true;  // pretend: the calls are only planned, never launched
-  static const TypeKey tag{&type_list_name<float>};
-  Site& site = *site_for(&tag, "queued", OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
-  CallDesc d;
-  d.n = std::size_t{1} << 20;
-  d.type_key = &tag;
-  d.bytes_per_elem = 8;
-  d.h2d_bytes = d.n * 4;  // on the host: every device copies the same in
-  d.gpu_capable = d.nvcc_site = true;
-  d.placement = veda::Placement::Gpu;
+  auto [site, d] = planned_gpu_map("queued", std::size_t{1} << 20);
   Plan first = begin_call(veda::get_runtime(), site, d);
   REQUIRE(first.tier == Tier::Cuda);
   const std::size_t slot = RuntimeState::thread_device();
@@ -566,15 +573,7 @@ TEST_CASE("the scheduler predicts a GPU call with the figures of the device it w
   CHECK(st.profile_for(7).gpu.h2d_staged_gbps == p.gpu.h2d_staged_gbps);  // not described: the first's
   const veda::GpuStatus saved = st.gpu;
   st.gpu.usable = true;  // pretend: the calls are only planned, never launched
-  static const TypeKey tag{&type_list_name<float>};
-  Site& site = *site_for(&tag, "per-device", OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
-  CallDesc d;
-  d.n = std::size_t{1} << 22;
-  d.type_key = &tag;
-  d.bytes_per_elem = 8;
-  d.h2d_bytes = d.n * 4;
-  d.gpu_capable = d.nvcc_site = true;
-  d.placement = veda::Placement::Gpu;
+  auto [site, d] = planned_gpu_map("per-device", std::size_t{1} << 22);
   Plan first = begin_call(veda::get_runtime(), site, d);
   REQUIRE(RuntimeState::thread_device() == 0);
   const float on0 = first.bucket->gpu_us.load();
