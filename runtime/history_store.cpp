@@ -5,7 +5,6 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/file_io.hpp"
-#include "runtime/learning.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/profile.hpp"
 

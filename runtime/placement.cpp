@@ -57,6 +57,11 @@ std::size_t device_room(DeviceApi& dev) {
 }
 
 namespace {
+// A copy between the host and a device at its staged rate, in us. One rate
+// for every size: a choice between devices must not flip where the cost
+// model switches from pageable to staged copies.
+double staged_us(std::size_t bytes, double gbps) { return static_cast<double>(bytes) / gbps * 1e-3; }
+
 // The best of the devices by cost, preferring those with room for what the
 // call moves there (checked from kRoomCheckBytes): a device without it would
 // only fail over to the CPU. Strictly better wins: the first on a tie.
@@ -89,9 +94,7 @@ int pick_device(const HeldOperand* ops, std::size_t count, std::size_t host_byte
   const std::int64_t now = now_ns();
   DeviceRace race;
   // What copying in costs there, by where the bytes come from, with that
-  // device's own rates. One host rate for every size: a choice between
-  // devices must not flip where the cost model switches from pageable to
-  // staged copies.
+  // device's own rates.
   auto consider = [&](int index) {
     const int slot = st.slot_of(index);
     if (slot < 0) return;
@@ -109,7 +112,7 @@ int pick_device(const HeldOperand* ops, std::size_t count, std::size_t host_byte
         peer_us += peer_time_us(g, static_cast<double>(ops[i].bytes), st.slot_of(ops[i].buf->device()));
       }
     }
-    const double copy_us = static_cast<double>(from_host) / g.h2d_staged_gbps * 1e-3 + peer_us;
+    const double copy_us = staged_us(from_host, g.h2d_staged_gbps) + peer_us;
     race.consider(dev, from_host + from_peer, dev.backlog_us(now) + copy_us, 0, static_cast<std::size_t>(index));
   };
   for (std::size_t i = 0; i < count; ++i) consider(ops[i].buf->device());
@@ -130,8 +133,7 @@ std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
   for (std::size_t i = 0; i < st.device_count(); ++i) {
     DeviceApi& dev = *st.device_at(i);
     const GpuProfile& g = profile.gpu_at(i);
-    const double copy_us = (static_cast<double>(d.h2d_bytes) / g.h2d_staged_gbps +
-                            static_cast<double>(d.d2h_bytes) / g.d2h_staged_gbps) * 1e-3;
+    const double copy_us = staged_us(d.h2d_bytes, g.h2d_staged_gbps) + staged_us(d.d2h_bytes, g.d2h_staged_gbps);
     race.consider(dev, d.h2d_bytes + d.d2h_bytes, dev.backlog_us(now) + copy_us, dev.pool().stats().bytes_in_use, i);
   }
   return race.winner() == DeviceRace::kNone ? 0 : race.winner();
