@@ -7,7 +7,9 @@
 // elements; + - * / sqrt give the same bits on every tier; the result types
 // follow NumPy's rules; NaN propagates through maximum, minimum and clamp;
 // expressions are lazy and keep temporary operands alive; an output may be
-// an operand; assignment writes in place; shapes that do not broadcast are
+// an operand; an operand that appears several times is merged into one
+// pointer of the CPU loop where its pattern has a loop, with the same
+// values; assignment writes in place; shapes that do not broadcast are
 // InvalidArgument naming both, before any work.
 // Built twice in the CUDA configuration: expr_test and gpu_expr_test (gpu).
 #include <doctest/doctest.h>
@@ -221,6 +223,53 @@ TEST_CASE("an output may be an operand; assignment writes in place") {
   z = w + 1;
   CHECK(z.host().data() == storage);  // same shape: written in place
   CHECK(z.host()[999] == 1.0);
+}
+
+TEST_CASE("an operand that appears several times is one pointer in the CPU loop, and the values stay right") {
+  using veda::detail::ExprCall;
+  veda_test::OpRuntime rt;
+  const veda::Array<float> A(values(10, 1.0f, 0.0f)), B(values(10, 2.0f, 1.0f)), C(values(10, 3.0f, 1.0f));
+  // The map the loop uses: leaf k read through leaf map[k] (4 bits each).
+  auto map_of = [](const auto& e, std::vector<const void*> bases) {
+    using N = std::remove_cvref_t<decltype(e.node())>;
+    ExprCall c;
+    e.node().collect(c);
+    const std::size_t m = veda::detail::expr_leaf_map_index<N::kLeaves>(c, bases.data());
+    return veda::detail::kExprLeafMaps<N::kLeaves>[m];
+  };
+  const void *a = A.host().data(), *b = B.host().data(), *c = C.host().data();
+  // A B A B A A: up to 6 leaves of 2 operands have their own loop.
+  CHECK(map_of((A - B) * (A + B) / (1 + A * A), {a, b, a, b, a, a}) == 0x001010);
+  CHECK(map_of(A * A * A * A, {a, a, a, a}) == 0);
+  CHECK(map_of(A + B + C + A, {a, b, c, a}) == 0x0210);  // every 4-leaf pattern has one
+  // 5 leaves of 3 operands, and leaves that are all different: each read on its own.
+  CHECK(map_of(A + B + C + A + B, {a, b, c, a, b}) == veda::detail::kExprOwnLeaves);
+  CHECK(map_of(A + B + C, {a, b, c}) == veda::detail::kExprOwnLeaves);
+  {  // the same buffer walked with other strides is another operand
+    ExprCall call;
+    (A + A).node().collect(call);
+    call.leaves[0].stride[3] = 1;  // planned strides; the other leaf broadcasts (0)
+    const void* bases[] = {a, a};
+    CHECK(veda::detail::kExprLeafMaps<2>[veda::detail::expr_leaf_map_index<2>(call, bases)] ==
+          veda::detail::kExprOwnLeaves);
+  }
+  for (const auto& tier : tiers())
+    for (const Case& k : kBroadcast) {
+      CAPTURE(tier);
+      CAPTURE(k.a.str());
+      CAPTURE(k.b.str());
+      const auto av = values(k.a.size(), 4.0f, -2.0f), bv = values(k.b.size(), 3.0f, 0.5f);
+      const veda::Array<float> X(k.a, std::vector<float>(av)), Y(k.b, std::vector<float>(bv));
+      const auto r1 = veda::eval((X - Y) * (X + Y) / (1 + X * X), forced(tier));  // merged
+      const auto r2 = veda::eval(X * Y - Y + X * 2 - Y * Y, forced(tier));        // 5 leaves, merged
+      REQUIRE(r1.shape() == k.out);
+      for (std::size_t i = 0; i < k.out.size(); ++i) {
+        const float x = av[source_index(k.a, k.out, i)], y = bv[source_index(k.b, k.out, i)];
+        CHECK(r1.host()[i] == (x - y) * (x + y) / (1 + x * x));
+        CHECK(r2.host()[i] == x * y - y + x * 2 - y * y);
+        if (i > 64) i += i / 7;
+      }
+    }
 }
 
 TEST_CASE("shapes that do not broadcast are InvalidArgument naming both, before any work") {

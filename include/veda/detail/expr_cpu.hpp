@@ -3,11 +3,22 @@
 //
 // The planned result (ExprCall::ext: up to 4 dimensions after merging the
 // ones every operand walks contiguously) is cut into units of at most
-// kExprUnit elements of one innermost row. A unit points each leaf at its
-// first element and runs the expression's inlined eval over it, a loop the
-// compiler vectorises. A leaf broadcast along the innermost dimension
-// (stride 0 there) is copied into a unit-long buffer first, so the loop
-// stays the same.
+// kExprUnit elements of one innermost row, the tiers' grain. A stretch of a
+// range's units in one row points each leaf at its first element and runs
+// the expression's inlined eval over it, a loop the compiler vectorises. A
+// leaf broadcast along the innermost dimension (stride 0 there) is copied
+// into a unit-long buffer first, so the loop stays the same; then a
+// stretch is one unit.
+//
+// An operand that appears several times ((X - Y) * (X + Y) / (1 + X * X))
+// is one leaf per appearance, and leaves are runtime pointers the compiler
+// cannot merge: it would load X four times per element, 15-20% slower than
+// a hand loop. So the loop is instantiated for a set of leaf maps (leaf k
+// read through the pointer of leaf map[k], its first equal), the call picks
+// the one that matches which leaves are the same operand, and the compiler
+// loads each once. The set is bounded so that code size stays small: every
+// map for up to 4 leaves, those of at most 2 distinct operands for 5 and 6,
+// the all-same map beyond; an unlisted pattern reads each leaf on its own.
 //
 // Thread-safety: units are disjoint; the tiers run them on the caller's
 // thread (serial) or on veda's oneTBB workers.
@@ -17,7 +28,9 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "veda/detail/cpu_loop.hpp"
 #include "veda/detail/expr_nodes.hpp"
@@ -36,6 +49,103 @@ inline void expr_splat(void* dst, const void* value, std::size_t bytes, std::siz
   for (std::size_t i = 0; i < n; ++i) std::memcpy(d + i * bytes, value, bytes);
 }
 
+// A leaf map, 4 bits per leaf: leaf k is read through pointer map[k].
+using ExprLeafMap = std::uint64_t;
+inline constexpr ExprLeafMap kExprOwnLeaves = ~ExprLeafMap{0};  // each leaf its own pointer
+inline constexpr int kExprMaxMappedLeaves = 16;
+
+template <ExprLeafMap Map>
+struct ExprLeafPtrs {
+  const void* const* p;
+  template <int K>
+  const void* leaf() const {
+    if constexpr (Map == kExprOwnLeaves) return p[K];
+    else return p[(Map >> (4 * K)) & 0xF];
+  }
+};
+
+// The maps with a loop of their own for L leaves: those of at most D distinct
+// operands, then kExprOwnLeaves. Leaves are numbered by first appearance
+// (a restricted growth string r: r[0] = 0, r[k] <= max(r[0..k)) + 1), and
+// each maps to the first leaf with its number.
+template <int L>
+constexpr int kExprMergeDistinct = L <= 4 ? L : L <= 6 ? 2 : 1;
+
+template <int L, class F>
+constexpr void for_each_expr_leaf_map(F&& f) {
+  if constexpr (L <= kExprMaxMappedLeaves) {
+    constexpr int d = kExprMergeDistinct<L>;
+    std::uint64_t total = 1;
+    for (int k = 1; k < L; ++k) total *= static_cast<std::uint64_t>(d);  // digits 1..L-1 in base d
+    for (std::uint64_t code = 0; code < total; ++code) {
+      int r[kExprMaxMappedLeaves] = {}, first[kExprMaxMappedLeaves] = {}, seen = 1;
+      bool growth = true;
+      std::uint64_t rest = code;
+      ExprLeafMap map = 0;
+      for (int k = 1; k < L && growth; ++k) {
+        r[k] = static_cast<int>(rest % static_cast<std::uint64_t>(d));
+        rest /= static_cast<std::uint64_t>(d);
+        growth = r[k] <= seen;
+        if (r[k] == seen) first[seen++] = k;
+        map |= static_cast<ExprLeafMap>(first[r[k]]) << (4 * k);
+      }
+      if (growth && seen < L) f(map);  // seen == L: every leaf distinct, which kExprOwnLeaves covers
+    }
+  }
+  f(kExprOwnLeaves);
+}
+
+template <int L>
+constexpr std::size_t kExprLeafMapCount = [] {
+  std::size_t n = 0;
+  for_each_expr_leaf_map<L>([&](ExprLeafMap) { ++n; });
+  return n;
+}();
+
+template <int L>
+constexpr auto kExprLeafMaps = [] {
+  std::array<ExprLeafMap, kExprLeafMapCount<L>> maps{};
+  std::size_t n = 0;
+  for_each_expr_leaf_map<L>([&](ExprLeafMap m) { maps[n++] = m; });
+  return maps;
+}();
+
+// Which of kExprLeafMaps<L> merges the leaves that are the same operand
+// (same buffer, strides and type): that map's index if it has a loop, else
+// the last one's (kExprOwnLeaves).
+template <int L>
+std::size_t expr_leaf_map_index(const ExprCall& c, const void* const* bases) {
+  constexpr auto& maps = kExprLeafMaps<L>;
+  if constexpr (L <= kExprMaxMappedLeaves) {
+    ExprLeafMap map = 0;
+    for (int k = 1; k < L; ++k) {
+      const ExprLeaf& a = c.leaves[k];
+      int j = 0;  // the first equal leaf, itself a first equal
+      while (j < k && !(bases[j] == bases[k] && a.type == c.leaves[j].type &&
+                        std::equal(a.stride, a.stride + 4, c.leaves[j].stride)))
+        ++j;
+      map |= static_cast<ExprLeafMap>(j) << (4 * k);
+    }
+    for (std::size_t i = 0; i + 1 < maps.size(); ++i)
+      if (maps[i] == map) return i;
+  }
+  return maps.size() - 1;
+}
+
+template <class N, class O, ExprLeafMap Map>
+void expr_unit(const N& node, const void* const* ptr, O* o, std::size_t len) {
+  const ExprLeafPtrs<Map> p{ptr};
+  for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<O>(node.template eval<0>(p, i));
+}
+
+template <class N, class O>
+using ExprUnitFn = void (*)(const N&, const void* const*, O*, std::size_t);
+
+template <class N, class O, std::size_t... I>
+constexpr std::array<ExprUnitFn<N, O>, sizeof...(I)> expr_units(std::index_sequence<I...>) {
+  return {&expr_unit<N, O, kExprLeafMaps<N::kLeaves>[I]>...};
+}
+
 template <class N, class O>
 void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& c, const void* const* bases,
               void* out) {
@@ -46,20 +156,30 @@ void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& 
   if (inner == 0 || rows == 0) return;
   const std::size_t per_row = (inner + kExprUnit - 1) / kExprUnit;
   const auto e1 = static_cast<std::size_t>(c.ext[1]), e2 = static_cast<std::size_t>(c.ext[2]);
+  static constexpr auto units = expr_units<N, O>(std::make_index_sequence<kExprLeafMapCount<L>>{});
+  const std::size_t m = expr_leaf_map_index<L>(c, bases);
+  const ExprLeafMap map = kExprLeafMaps<L>[m];
+  const auto unit = units[m];
+  // Only a leaf that is its own first equal is pointed at (or splat).
+  auto own = [&](int k) { return map == kExprOwnLeaves || static_cast<int>((map >> (4 * k)) & 0xF) == k; };
   bool splat = false;
-  for (const ExprLeaf& l : c.leaves) splat |= l.stride[3] == 0 && inner > 1;
+  for (int k = 0; k < L; ++k) splat |= own(k) && c.leaves[k].stride[3] == 0 && inner > 1;
   Plan q = p;  // the plan's grain counts elements; the loop counts units
   q.grain = std::max<std::size_t>(1, p.grain / std::min(inner, kExprUnit));
   for_ranges(rt, q, rows * per_row, [&](std::size_t u0, std::size_t u1) {
     std::unique_ptr<unsigned char[]> buf(splat ? new unsigned char[L * kExprUnit * 8] : nullptr);
     std::array<const void*, L> ptr{};
-    for (std::size_t u = u0; u < u1; ++u) {
+    for (std::size_t u = u0, next = 0; u < u1; u = next) {
       const std::size_t row = u / per_row, j0 = (u % per_row) * kExprUnit;
-      const std::size_t len = std::min(kExprUnit, inner - j0);
+      // Without a splat buffer, the range's units of one row run as one
+      // stretch: the index arithmetic below costs as much as a short unit.
+      next = splat ? u + 1 : std::min(u1, (row + 1) * per_row);
+      const std::size_t len = std::min(inner, (next - row * per_row) * kExprUnit) - j0;
       const auto c2 = static_cast<std::int64_t>(row % e2);
       const auto c1 = static_cast<std::int64_t>(row / e2 % e1);
       const auto c0 = static_cast<std::int64_t>(row / e2 / e1);
       for (int k = 0; k < L; ++k) {
+        if (!own(k)) continue;
         const ExprLeaf& l = c.leaves[k];
         const std::int64_t off = c0 * l.stride[0] + c1 * l.stride[1] + c2 * l.stride[2] +
                                  static_cast<std::int64_t>(j0) * l.stride[3];
@@ -72,9 +192,7 @@ void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& 
           ptr[k] = at;
         }
       }
-      O* o = static_cast<O*>(out) + row * inner + j0;
-      const void* const* pp = ptr.data();
-      for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<O>(node.template eval<0>(pp, i));
+      unit(node, ptr.data(), static_cast<O*>(out) + row * inner + j0, len);
     }
   });
 }

@@ -4,8 +4,8 @@
 //
 // A node's type is the expression's structure: its leaves (Array operands,
 // numbered left to right), its scalars and its operations. From the type
-// alone come the fused CPU loop (eval<L>: leaf k is read through pointer
-// L + k, so the whole expression inlines into one loop) and the expression's
+// alone come the fused CPU loop (eval<L>: leaf k is read through
+// p.leaf<L + k>(), so the whole expression inlines into one loop) and the expression's
 // CUDA text (ExprText, built once per type). From a node's value come the
 // leaves' buffers and shapes and the scalars' values (collect()).
 #pragma once
@@ -82,9 +82,9 @@ struct LeafNode {
   const Array<T>* a = nullptr;
   std::shared_ptr<const Array<T>> owned;  // a temporary operand, kept alive with the expression
 
-  template <int L>
-  T eval(const void* const* p, std::size_t i) const {
-    return static_cast<const T*>(p[L])[i];
+  template <int L, class P>
+  T eval(const P& p, std::size_t i) const {
+    return static_cast<const T*>(p.template leaf<L>())[i];
   }
   void collect(ExprCall& c) const {
     ExprLeaf l;
@@ -108,8 +108,8 @@ struct ScalarNode {
   static constexpr double kFlops = 0;
   T v;
 
-  template <int L>
-  T eval(const void* const*, std::size_t) const {
+  template <int L, class P>
+  T eval(const P&, std::size_t) const {
     return v;
   }
   void collect(ExprCall& c) const {
@@ -134,8 +134,8 @@ struct UnaryNode {
   static constexpr double kFlops = A::kFlops + expr_op_flops<Op>();
   A a;
 
-  template <int L>
-  value_type eval(const void* const* p, std::size_t i) const {
+  template <int L, class P>
+  value_type eval(const P& p, std::size_t i) const {
     return Op::apply(static_cast<operand_type>(a.template eval<L>(p, i)));
   }
   void collect(ExprCall& c) const { a.collect(c); }
@@ -157,8 +157,8 @@ struct BinaryNode {
   A a;
   B b;
 
-  template <int L>
-  value_type eval(const void* const* p, std::size_t i) const {
+  template <int L, class P>
+  value_type eval(const P& p, std::size_t i) const {
     return Op::apply(static_cast<operand_type>(a.template eval<L>(p, i)),
                      static_cast<operand_type>(b.template eval<L + A::kLeaves>(p, i)));
   }
@@ -185,8 +185,8 @@ struct WhereNode {
   A a;
   B b;
 
-  template <int L>
-  value_type eval(const void* const* p, std::size_t i) const {
+  template <int L, class P>
+  value_type eval(const P& p, std::size_t i) const {
     // Both sides are computed, then one is selected: a select vectorises, a branch does not.
     const bool k = static_cast<bool>(c.template eval<L>(p, i));
     const auto x = static_cast<value_type>(a.template eval<L + C::kLeaves>(p, i));
