@@ -60,4 +60,23 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
 // `profile_ns` is the profile's figure, the reference before anything is learned.
 void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns);
 
+// Element-wise history is kept apart for sleeping workers, where a parallel
+// tier pays their wake-up. But serial calls are what let them fall asleep:
+// a settled serial decision there holds even where, awake, a parallel tier
+// beats serial (2^16 floats here: tbb-static 8.7 us back to back, 22.6 us
+// after serial calls, serial 13.9 us). So when the awake bucket measured a
+// parallel tier kWakeGain faster than this bucket's serial runs, one call
+// wakes the workers with it: if the calls come before the workers sleep
+// again, the next ones are the awake bucket's. A decision back here within
+// kWakeWindowNs shows that they did not; then it is off for kStaleNs.
+constexpr double kWakeGain = 1.1;
+constexpr std::int64_t kWakeWindowNs = 10'000'000;
+struct AwakeBest {
+  Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
+  double us = 0;             // its median
+};
+// `b`: a bucket of sleeping workers that chose serial, whose serial runs
+// take `serial_us`. Returns the tier to run: serial, or awake.tier to wake them.
+Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now);
+
 }  // namespace veda::detail

@@ -58,6 +58,7 @@ void BucketState::reset(std::uint64_t gen) {
   refresh.fill(0);
   last_sample_ns.fill(0);
   seeded = 0;
+  wake_tried_ns = wake_off_until_ns = 0;
   timed_mask.store(kTimeSome, std::memory_order_relaxed);
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();

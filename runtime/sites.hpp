@@ -81,6 +81,9 @@ class BucketState {
   std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
   std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
   std::uint32_t seeded = 0;  // tier bits: samples only from stored history (an earlier run), guarded by mu
+  // Waking the workers from a bucket of sleeping ones (wake_for_awake):
+  // when it was last tried, and until when it is off. Guarded by mu.
+  std::int64_t wake_tried_ns = 0, wake_off_until_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
@@ -116,6 +119,10 @@ class TypeSlot {
     auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
     if (BucketState* b = cell.load(std::memory_order_acquire)) return *b;
     return create_bucket(cell);
+  }
+  // The bucket at `index` if it was created, else null.
+  BucketState* existing(int index) const {
+    return buckets_[static_cast<std::size_t>(index)].load(std::memory_order_acquire);
   }
   // Every bucket created so far, with its index (for persisting history).
   template <class F>
