@@ -78,23 +78,39 @@ void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
   for (int i = 0; i < 50; ++i) run_static();
   cpu.tbb_static_us = median_us(run_static, 301);
   cpu.tbb_auto_us = std::max(median_us(run_auto, 301), cpu.tbb_static_us);
-  // After idling, workers sleep and the next call pays to wake them. Probe
-  // increasing idle times; the first that costs clearly more is the threshold.
-  auto after_idle = [&](int idle_us) {
-    std::vector<double> t3;
-    for (int r = 0; r < 3; ++r) {
-      run_static();
-      std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
-      t3.push_back(median_us(run_static, 1));
+  // After idling, workers sleep and the next call pays to wake them. The
+  // probe is a loop whose tasks each work 10 us (an empty one can finish on
+  // the caller before a sleeping worker is up, hiding the wake-up); between
+  // loops the caller stays busy, as between calls (serial calls, the
+  // program's own work): while it slept instead, the workers went on
+  // spinning for 20 ms and more here, against 100-200 us while it computes.
+  // Idle times are probed upward; the first whose median run costs half a
+  // wake-up more than back to back is the threshold.
+  auto spin = [](double us) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<long>(us * 1e3));
+    while (std::chrono::steady_clock::now() < until) {
     }
-    std::sort(t3.begin(), t3.end());
-    return t3[1];
   };
-  const double cold = after_idle(20000);
-  cpu.tbb_wake_us = std::max(cold - cpu.tbb_static_us, 0.01);
+  auto run_work = [&] {
+    exec.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int>(0, t, 1), [&](auto) { spin(10); }, tbb::static_partitioner());
+    });
+  };
+  auto after_idle = [&](double idle_us) {
+    std::vector<double> t5;
+    for (int r = 0; r < 5; ++r) {
+      run_work();
+      spin(idle_us);
+      t5.push_back(median_us(run_work, 1));
+    }
+    std::sort(t5.begin(), t5.end());
+    return t5[2];
+  };
+  const double warm = after_idle(0);
+  cpu.tbb_wake_us = std::max(after_idle(20000) - warm, 0.01);
   cpu.tbb_idle_us = 20000;
-  for (int idle : {100, 500, 2000, 8000}) {
-    if (after_idle(idle) > cpu.tbb_static_us + 0.5 * cpu.tbb_wake_us) {
+  for (double idle : {50, 100, 200, 500, 2000, 8000}) {
+    if (after_idle(idle) > warm + 0.5 * cpu.tbb_wake_us) {
       cpu.tbb_idle_us = idle;
       break;
     }
