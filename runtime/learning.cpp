@@ -5,17 +5,17 @@
 namespace veda::detail {
 
 HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n_elems,
-                         std::int64_t now) {
+                         std::int64_t now, std::size_t slot) {
   HistoryView hv{};
   const double n = static_cast<double>(std::max<std::size_t>(n_elems, 1));
   for (const auto& e : est) {
     const auto t = static_cast<std::size_t>(e.tier);
     auto& h = hv[t];
-    const auto& s = b.samples[t];
+    const auto& s = b.samples_on(e.tier, slot);
     h.samples = s.count();
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
     h.explored = b.explored[t];
-    h.seeded = (b.seeded >> t) & 1u;
+    h.seeded = &s == &b.samples[t] && ((b.seeded >> t) & 1u);  // stored history is the first device's
     const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
     const double stale_ns = h.samples < kConfirmSamples || h.seeded
                                 ? kConfirmNs
@@ -49,8 +49,9 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   const std::int64_t t_ns = r.t_ns;
   const bool teaches = r.tier == Tier::Serial && n > 0 && static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
   double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
-  auto& samples = b.samples[static_cast<std::size_t>(r.tier)];
-  if (const auto bit = 1u << static_cast<unsigned>(r.tier); b.seeded & bit) {
+  auto& samples = b.samples_on(r.tier, r.slot);
+  const auto bit = 1u << static_cast<unsigned>(r.tier);
+  if ((b.seeded & bit) && &samples == &b.samples[static_cast<std::size_t>(r.tier)]) {
     samples.reset();  // this run's measurements replace an earlier run's
     b.seeded &= ~bit;
   }

@@ -37,8 +37,10 @@ constexpr std::int64_t kShortCallNs = 1'000;
 // runner-up due for re-measurement is not kept waiting for 64 of them.
 constexpr std::int64_t kRedecideEachNs = 1'000'000;
 
-// What bucket `b` has measured of each estimated tier, at time `now`.
-HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now);
+// What bucket `b` has measured of each estimated tier, at time `now`, for a
+// call on device `slot` (its own samples of the GPU tiers).
+HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now,
+                         std::size_t slot = 0);
 
 // Books what choice `c` spends: an exploration run or a re-measurement.
 void note_choice(BucketState& b, const Choice& c, std::int64_t now);
@@ -52,6 +54,7 @@ struct Run {
   std::size_t n = 0;
   double bytes_per_elem = 0;
   std::int64_t t_ns = 0, end_ns = 0;
+  std::size_t slot = 0;  // a GPU tier's device (several devices)
 };
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
 

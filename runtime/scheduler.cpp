@@ -187,10 +187,12 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us, on);
   if (q.gpu_ok && q.device_need >= kRoomCheckBytes)
     if (DeviceApi* dev = on.device()) q.device_room = device_room(*dev);
-  // Predicted with the figures of the device the call would run on.
-  auto est = estimate(q.gpu_ok && st.device_count() > 1 ? st.profile_for(on.slot()) : st.profile(), q);
+  // Predicted with the figures, and judged by the history, of the device
+  // the call would run on.
+  const std::size_t dev = q.gpu_ok && st.device_count() > 1 ? on.slot() : 0;
+  auto est = estimate(dev > 0 ? st.profile_for(dev) : st.profile(), q);
   const std::int64_t now = now_ns();
-  const HistoryView hv = history_view(b, est, d.n, now);
+  const HistoryView hv = history_view(b, est, d.n, now, dev);
   ChoiceContext ctx;
   ctx.deterministic = st.config.deterministic();
   ctx.all_on_device = d.all_on_device;
@@ -216,13 +218,14 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   // How long the chosen tier's calls take, also when known only from stored
   // history (nothing timed yet in this run): long ones are all timed, and
   // re-decided each time.
-  const double typical_ns = b.samples[static_cast<std::size_t>(c.tier)].median_us() * 1e3;
+  const double typical_ns = b.samples_on(c.tier, dev).median_us() * 1e3;
   if (typical_ns >= kLongCallNs) b.timed_mask.store(b.kTimeAll, std::memory_order_relaxed);
   const bool long_calls = typical_ns >= kRedecideEachNs;
   b.redecide_mask.store(long_calls  ? 0
                         : confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax)
                                     : BucketState::kRedecideMin,
                         std::memory_order_relaxed);
+  b.cached_slot[r.mask].store(static_cast<std::uint8_t>(dev), std::memory_order_relaxed);
   b.cached[r.mask].store(settled, std::memory_order_release);
   p.tier = c.tier;
   p.gpu_fraction = c.gpu_fraction;
@@ -343,6 +346,13 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
   e.timed_mask = static_cast<std::uint8_t>(b.timed_mask.load(std::memory_order_relaxed));
 }
 
+// Whether a settled decision was made for the device this call would run
+// on: with several devices a GPU decision holds only there.
+bool made_for_device(RuntimeState& st, const BucketState& b, std::uint8_t mask, std::uint64_t packed, CallDevice& on) {
+  if (st.device_count() <= 1 || tier_device(static_cast<Tier>((packed & 0xff) - 1)) != Device::Gpu) return true;
+  return on.slot() == b.cached_slot[mask].load(std::memory_order_relaxed);
+}
+
 Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   RuntimeState& st = rt.state();
   const Resolved r = resolve(st, site, d);
@@ -378,7 +388,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
     p.forced_tier = true;
-  } else if (packed != 0 && (packed >> 8) == st.generation &&
+  } else if (packed != 0 && (packed >> 8) == st.generation && made_for_device(st, b, r.mask, packed, on) &&
              (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
@@ -418,7 +428,8 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
   if (measured && p.bucket->mu.try_lock()) {
     if (p.bucket->generation == st.generation)
       per_elem = add_run(*p.bucket, *p.bucket->slot, st.generation,
-                         {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns()});
+                         {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns(),
+                          p.device_slot});
     p.bucket->mu.unlock();
   }
   if (measured && tier_device(p.tier) == Device::Gpu)  // (measured: the work is done)

@@ -58,12 +58,26 @@ void BucketState::reset(std::uint64_t gen) {
   refresh.fill(0);
   last_sample_ns.fill(0);
   seeded = 0;
+  other_devices_.clear();
+  for (auto& c : cached_slot) c.store(0, std::memory_order_relaxed);
   wake_tried_ns = wake_off_until_ns = 0;
   timed_mask.store(kTimeSome, std::memory_order_relaxed);
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
   gpu_us.store(0, std::memory_order_relaxed);
+}
+
+TierSamples& BucketState::samples_on(Tier t, std::size_t slot) {
+  if (slot == 0 || tier_device(t) != Device::Gpu) return samples[static_cast<std::size_t>(t)];
+  if (other_devices_.size() < slot) other_devices_.resize(slot);
+  return other_devices_[slot - 1][static_cast<std::size_t>(t)];
+}
+
+const TierSamples& BucketState::samples_on(Tier t, std::size_t slot) const {
+  static const TierSamples kNone;
+  if (slot == 0 || tier_device(t) != Device::Gpu) return samples[static_cast<std::size_t>(t)];
+  return other_devices_.size() < slot ? kNone : other_devices_[slot - 1][static_cast<std::size_t>(t)];
 }
 
 bool TypeSlot::warm_up(std::uint64_t generation, Tier t) {

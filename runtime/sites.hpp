@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "veda/detail/dispatch.hpp"
 
@@ -76,7 +77,12 @@ class BucketState {
   TypeSlot* slot = nullptr;  // its owner (a Plan carries only the bucket)
   std::mutex mu;
   std::uint64_t generation = 0;                 // guarded by mu
-  std::array<TierSamples, kTierCount> samples;  // guarded by mu
+  std::array<TierSamples, kTierCount> samples;  // guarded by mu; on several devices, the first's
+  // A tier's samples on device `slot`: `samples` for slot 0 and the CPU
+  // tiers, the device's own for a GPU tier on another (devices can differ:
+  // one's times must not decide another's calls). Guarded by mu.
+  TierSamples& samples_on(Tier t, std::size_t slot);
+  const TierSamples& samples_on(Tier t, std::size_t slot) const;
   std::array<std::uint8_t, kTierCount> explored{};
   std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
   std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
@@ -87,6 +93,8 @@ class BucketState {
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
+  // The device slot a settled GPU decision was made for (several devices).
+  std::array<std::atomic<std::uint8_t>, kMasks> cached_slot{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
   // What a GPU call of this bucket keeps its device busy for, in us: the
   // latest GPU decision's prediction, or a GPU call's measured time. With
@@ -107,6 +115,9 @@ class BucketState {
   static constexpr std::uint32_t kRedecideMin = 63, kRedecideMax = 4095;
   std::atomic<std::uint32_t> redecide_mask{kRedecideMin};
   void reset(std::uint64_t generation);
+
+ private:
+  std::vector<std::array<TierSamples, kTierCount>> other_devices_;  // slot 1.. (GPU tiers), guarded by mu
 };
 
 class TypeSlot {

@@ -11,7 +11,8 @@
 // free first, then the least used; a large call not on a device without
 // room for it, unless none has room. Devices that reach each other (peer
 // access) copy straight over, not through the host, and a GPU tier counts
-// the bytes it would copy in from either.
+// the bytes it would copy in from either. Each device is predicted with its
+// own figures and judged by its own measured runs.
 //
 // ctest runs this with VEDA_EMULATE_DEVICES=3: three asynchronous
 // host-emulated devices (random delays on their streams), so a missing wait
@@ -588,6 +589,39 @@ TEST_CASE("the scheduler predicts a GPU call with the figures of the device it w
   CHECK(on1 > on0 + 0.8 * extra);
   end_call(veda::get_runtime(), first, d, true);
   end_call(veda::get_runtime(), second, d, true);
+  st.gpu = saved;
+  veda::shutdown();
+}
+
+TEST_CASE("each device learns its own GPU times: what one device measured does not decide another's calls") {
+  using namespace veda::detail;
+  veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
+  RuntimeState& st = veda::get_runtime().state();
+  REQUIRE(st.device_count() == 3);
+  const veda::GpuStatus saved = st.gpu;
+  st.gpu.usable = true;  // pretend: the calls are only planned, never launched
+  auto [site, desc] = planned_gpu_map("own-history", std::size_t{1} << 22);
+  desc.placement = veda::Placement::Auto;  // serial or cuda, by what the call's device measured
+  // The truth, injected: cuda 0.2 ms on device 0 and 50 ms on device 1, serial 5 ms.
+  auto run = [&, &site = site, &desc = desc](int device) {
+    CallDesc c = desc;
+    c.device = device_byte(device);
+    Plan p = begin_call(veda::get_runtime(), site, c);
+    if (p.tier == Tier::Cuda) CHECK(p.device_slot == device);
+    const std::int64_t t = p.tier != Tier::Cuda ? 5'000'000 : device == 0 ? 200'000 : 50'000'000;
+    end_call(veda::get_runtime(), p, c, true, t);
+    return p.tier;
+  };
+  for (int i = 0; i < 6; ++i) run(0);
+  CHECK(run(0) == Tier::Cuda);
+  // Device 1 learns from its own runs: with device 0's samples mixed in,
+  // the lower median stayed at 0.2 ms and kept it on cuda.
+  Tier on1 = Tier::Cuda;
+  for (int i = 0; i < 6; ++i) on1 = run(1);
+  CHECK(on1 == Tier::Serial);
+  // Device 0's settled decision was made for it: it still holds there.
+  for (int i = 0; i < 3; ++i) CHECK(run(0) == Tier::Cuda);
+  CHECK(run(1) == Tier::Serial);
   st.gpu = saved;
   veda::shutdown();
 }
