@@ -169,15 +169,15 @@ void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& 
   for_ranges(rt, q, rows * per_row, [&](std::size_t u0, std::size_t u1) {
     std::unique_ptr<unsigned char[]> buf(splat ? new unsigned char[L * kExprUnit * 8] : nullptr);
     std::array<const void*, L> ptr{};
+    // Where the range starts; then walked forward (a division per row cost
+    // as much as a short row).
+    std::size_t row = u0 / per_row, j0 = (u0 % per_row) * kExprUnit;
+    auto c2 = static_cast<std::int64_t>(row % e2), c1 = static_cast<std::int64_t>(row / e2 % e1),
+         c0 = static_cast<std::int64_t>(row / e2 / e1);
     for (std::size_t u = u0, next = 0; u < u1; u = next) {
-      const std::size_t row = u / per_row, j0 = (u % per_row) * kExprUnit;
-      // Without a splat buffer, the range's units of one row run as one
-      // stretch: the index arithmetic below costs as much as a short unit.
+      // Without a splat buffer, the range's units of one row run as one stretch.
       next = splat ? u + 1 : std::min(u1, (row + 1) * per_row);
       const std::size_t len = std::min(inner, (next - row * per_row) * kExprUnit) - j0;
-      const auto c2 = static_cast<std::int64_t>(row % e2);
-      const auto c1 = static_cast<std::int64_t>(row / e2 % e1);
-      const auto c0 = static_cast<std::int64_t>(row / e2 / e1);
       for (int k = 0; k < L; ++k) {
         if (!own(k)) continue;
         const ExprLeaf& l = c.leaves[k];
@@ -193,6 +193,14 @@ void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& 
         }
       }
       unit(node, ptr.data(), static_cast<O*>(out) + row * inner + j0, len);
+      if ((j0 += len) < inner) continue;
+      j0 = 0;
+      ++row;
+      if (++c2 < static_cast<std::int64_t>(e2)) continue;
+      c2 = 0;
+      if (++c1 < static_cast<std::int64_t>(e1)) continue;
+      c1 = 0;
+      ++c0;
     }
   });
 }
