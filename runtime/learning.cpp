@@ -83,14 +83,9 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now) {
   if (awake.tier == Tier::Serial || awake.us <= 0 || serial_us <= 0 || awake.us * kWakeGain >= serial_us ||
-      now < b.wake_off_until_ns)
+      now < b.wake_next_ns)
     return Tier::Serial;
-  if (b.wake_tried_ns != 0 && now - b.wake_tried_ns < kWakeWindowNs) {
-    b.wake_off_until_ns = now + kStaleNs;  // back asleep at once: the calls come too rarely
-    b.wake_tried_ns = 0;
-    return Tier::Serial;
-  }
-  b.wake_tried_ns = now;
+  b.wake_next_ns = now + kWakeEveryNs;
   return awake.tier;
 }
 

@@ -68,12 +68,14 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 // a settled serial decision there holds even where, awake, a parallel tier
 // beats serial (2^16 floats here: tbb-static 8.7 us back to back, 22.6 us
 // after serial calls, serial 13.9 us). So when the awake bucket measured a
-// parallel tier kWakeGain faster than this bucket's serial runs, one call
+// parallel tier kWakeGain faster than this bucket's serial runs, a call
 // wakes the workers with it: if the calls come before the workers sleep
-// again, the next ones are the awake bucket's. A decision back here within
-// kWakeWindowNs shows that they did not; then it is off for kStaleNs.
+// again, the next ones are the awake bucket's. At most one call per
+// kWakeEveryNs does: where calls come too rarely, that wastes one wake-up
+// (tens of us) per 10 ms; where one late call drops them asleep, serial
+// lasts at most that long.
 constexpr double kWakeGain = 1.1;
-constexpr std::int64_t kWakeWindowNs = 10'000'000;
+constexpr std::int64_t kWakeEveryNs = 10'000'000;
 struct AwakeBest {
   Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
   double us = 0;             // its median

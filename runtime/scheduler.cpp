@@ -145,10 +145,9 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
 // A serial choice in a bucket of sleeping workers may hold only because
 // serial calls let them sleep: wake_for_awake (learning.hpp) decides whether
 // this call wakes them with the awake bucket's fastest measured parallel
-// tier or, where it has none, tbb-static predicted from this bucket's serial
-// time split over the threads plus a fork-join.
-void wake_if_faster_awake(const RuntimeState& st, const TypeSlot& slot, BucketState& b, std::uint32_t tiers,
-                          Choice& c, std::int64_t now) {
+// tier. (Not on a prediction alone: one from the serial time split over the
+// threads woke them for memory-bound calls that no thread count speeds up.)
+void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t tiers, Choice& c, std::int64_t now) {
   if (c.tier != Tier::Serial || c.explored || b.index % TypeSlot::kIdle == 0) return;
   const double serial_us = b.samples[static_cast<std::size_t>(Tier::Serial)].median_us();
   AwakeBest best;
@@ -161,18 +160,15 @@ void wake_if_faster_awake(const RuntimeState& st, const TypeSlot& slot, BucketSt
         if ((tiers & tier_bit(t)) && us > 0 && (best.us == 0 || us < best.us)) best = {t, us};
       }
   }
-  const bool measured = best.us > 0;
-  if (!measured && (tiers & tier_bit(Tier::TbbStatic)))
-    best = {Tier::TbbStatic, serial_us / std::max(1, st.config.threads()) + st.profile().cpu.tbb_static_us};
   const Tier t = wake_for_awake(b, best, serial_us, now);
   if (t == Tier::Serial) return;
   c.tier = t;
   c.settled = false;
   char why[192];
   std::snprintf(why, sizeof why,
-                "waking oneTBB's workers: awake, %s %s %.1f us against serial %.1f us here, and calls that come "
-                "before they sleep again keep them awake",
-                tier_name(t), measured ? "measured" : "predicted at", best.us, serial_us);
+                "waking oneTBB's workers: awake, %s measured %.1f us against serial %.1f us here, and calls that "
+                "come before they sleep again keep them awake",
+                tier_name(t), best.us, serial_us);
   c.reason = why;
 }
 
@@ -198,7 +194,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   ctx.all_on_device = d.all_on_device;
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
-  wake_if_faster_awake(st, slot, b, q.tiers, c, now);
+  wake_if_faster_awake(slot, b, q.tiers, c, now);
   note_choice(b, c, now);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);

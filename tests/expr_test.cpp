@@ -87,10 +87,9 @@ const Case kBroadcast[] = {
     {veda::Shape{131, 1, 17}, veda::Shape{131, 2, 17}, veda::Shape{131, 2, 17}},
 };
 
-}  // namespace
-
-TEST_CASE("every operation broadcasts like NumPy and agrees with a scalar reference on every tier") {
-  veda_test::OpRuntime rt;
+// Runs f(tier, case, A, B, A's values, B's values) on every tier for every broadcast case.
+template <class F>
+void for_each_broadcast(F&& f) {
   for (const auto& tier : tiers())
     for (const Case& k : kBroadcast) {
       CAPTURE(tier);
@@ -98,28 +97,38 @@ TEST_CASE("every operation broadcasts like NumPy and agrees with a scalar refere
       CAPTURE(k.b.str());
       const auto av = values(k.a.size(), 4.0f, -2.0f), bv = values(k.b.size(), 3.0f, 0.5f);
       const veda::Array<float> A(k.a, std::vector<float>(av)), B(k.b, std::vector<float>(bv));
-      const veda::ExprOptions o = forced(tier);
-      // A mix of every kind of node: binary, unary, scalar, comparison, where, functions.
-      const veda_test::DeviceWork w;
-      const auto r1 = veda::eval((A - B) / (B + 1.0f) * 2 + veda::sqrt(veda::abs(A)), o);
-      REQUIRE(r1.shape() == k.out);
-      check_tier_ran(tier, k.out.size(), w);
-      const auto r2 = veda::eval(veda::where(A > B, veda::exp(-A), veda::maximum(A, B) - veda::tanh(B)), o);
-      const auto r3 = veda::eval(veda::clamp(veda::pow(B, 2) - veda::log(B) + veda::sin(A) * veda::cos(A), -1, 1), o);
-      const auto r4 = veda::eval(A <= B, o);
-      static_assert(std::is_same_v<decltype(r4), const veda::Array<bool>>);
-      for (std::size_t i = 0; i < k.out.size(); ++i) {
-        const float a = av[source_index(k.a, k.out, i)], b = bv[source_index(k.b, k.out, i)];
-        const float w1 = (a - b) / (b + 1.0f) * 2.0f + std::sqrt(std::fabs(a));
-        const float w2 = a > b ? std::exp(-a) : std::max(a, b) - std::tanh(b);
-        const float w3 = std::min(std::max(std::pow(b, 2.0f) - std::log(b) + std::sin(a) * std::cos(a), -1.0f), 1.0f);
-        CHECK(r1.host()[i] == doctest::Approx(w1).epsilon(1e-6));
-        CHECK(r2.host()[i] == doctest::Approx(w2).epsilon(1e-5));
-        CHECK(r3.host()[i] == doctest::Approx(w3).epsilon(1e-5));
-        CHECK(r4.host()[i] == (a <= b));
-        if (i > 64) i += i / 7;  // sample large results
-      }
+      f(tier, k, A, B, av, bv);
     }
+}
+
+}  // namespace
+
+TEST_CASE("every operation broadcasts like NumPy and agrees with a scalar reference on every tier") {
+  veda_test::OpRuntime rt;
+  for_each_broadcast([](const std::string& tier, const Case& k, const veda::Array<float>& A,
+                        const veda::Array<float>& B, const std::vector<float>& av, const std::vector<float>& bv) {
+    const veda::ExprOptions o = forced(tier);
+    // A mix of every kind of node: binary, unary, scalar, comparison, where, functions.
+    const veda_test::DeviceWork w;
+    const auto r1 = veda::eval((A - B) / (B + 1.0f) * 2 + veda::sqrt(veda::abs(A)), o);
+    REQUIRE(r1.shape() == k.out);
+    check_tier_ran(tier, k.out.size(), w);
+    const auto r2 = veda::eval(veda::where(A > B, veda::exp(-A), veda::maximum(A, B) - veda::tanh(B)), o);
+    const auto r3 = veda::eval(veda::clamp(veda::pow(B, 2) - veda::log(B) + veda::sin(A) * veda::cos(A), -1, 1), o);
+    const auto r4 = veda::eval(A <= B, o);
+    static_assert(std::is_same_v<decltype(r4), const veda::Array<bool>>);
+    for (std::size_t i = 0; i < k.out.size(); ++i) {
+      const float a = av[source_index(k.a, k.out, i)], b = bv[source_index(k.b, k.out, i)];
+      const float w1 = (a - b) / (b + 1.0f) * 2.0f + std::sqrt(std::fabs(a));
+      const float w2 = a > b ? std::exp(-a) : std::max(a, b) - std::tanh(b);
+      const float w3 = std::min(std::max(std::pow(b, 2.0f) - std::log(b) + std::sin(a) * std::cos(a), -1.0f), 1.0f);
+      CHECK(r1.host()[i] == doctest::Approx(w1).epsilon(1e-6));
+      CHECK(r2.host()[i] == doctest::Approx(w2).epsilon(1e-5));
+      CHECK(r3.host()[i] == doctest::Approx(w3).epsilon(1e-5));
+      CHECK(r4.host()[i] == (a <= b));
+      if (i > 64) i += i / 7;  // sample large results
+    }
+  });
 }
 
 TEST_CASE("+ - * / and sqrt give the same bits on every tier, 10^7 + 19 elements") {
@@ -253,23 +262,18 @@ TEST_CASE("an operand that appears several times is one pointer in the CPU loop,
     CHECK(veda::detail::kExprLeafMaps<2>[veda::detail::expr_leaf_map_index<2>(call, bases)] ==
           veda::detail::kExprOwnLeaves);
   }
-  for (const auto& tier : tiers())
-    for (const Case& k : kBroadcast) {
-      CAPTURE(tier);
-      CAPTURE(k.a.str());
-      CAPTURE(k.b.str());
-      const auto av = values(k.a.size(), 4.0f, -2.0f), bv = values(k.b.size(), 3.0f, 0.5f);
-      const veda::Array<float> X(k.a, std::vector<float>(av)), Y(k.b, std::vector<float>(bv));
-      const auto r1 = veda::eval((X - Y) * (X + Y) / (1 + X * X), forced(tier));  // merged
-      const auto r2 = veda::eval(X * Y - Y + X * 2 - Y * Y, forced(tier));        // 5 leaves, merged
-      REQUIRE(r1.shape() == k.out);
-      for (std::size_t i = 0; i < k.out.size(); ++i) {
-        const float x = av[source_index(k.a, k.out, i)], y = bv[source_index(k.b, k.out, i)];
-        CHECK(r1.host()[i] == (x - y) * (x + y) / (1 + x * x));
-        CHECK(r2.host()[i] == x * y - y + x * 2 - y * y);
-        if (i > 64) i += i / 7;
-      }
+  for_each_broadcast([](const std::string& tier, const Case& k, const veda::Array<float>& X,
+                        const veda::Array<float>& Y, const std::vector<float>& av, const std::vector<float>& bv) {
+    const auto r1 = veda::eval((X - Y) * (X + Y) / (1 + X * X), forced(tier));  // merged
+    const auto r2 = veda::eval(X * Y - Y + X * 2 - Y * Y, forced(tier));        // 5 leaves, merged
+    REQUIRE(r1.shape() == k.out);
+    for (std::size_t i = 0; i < k.out.size(); ++i) {
+      const float x = av[source_index(k.a, k.out, i)], y = bv[source_index(k.b, k.out, i)];
+      CHECK(r1.host()[i] == (x - y) * (x + y) / (1 + x * x));
+      CHECK(r2.host()[i] == x * y - y + x * 2 - y * y);
+      if (i > 64) i += i / 7;
     }
+  });
 }
 
 TEST_CASE("shapes that do not broadcast are InvalidArgument naming both, before any work") {

@@ -95,6 +95,26 @@ std::pair<veda::detail::Site&, veda::detail::CallDesc> planned_gpu_map(const cha
   d.placement = veda::Placement::Gpu;
   return {site, d};
 }
+
+// A runtime on three emulated devices with an H100's profile (so GPU tiers
+// have predictions) and a pretended usable GPU: calls are only planned,
+// never launched. Restored and shut down at scope exit.
+struct PlannedGpuRuntime {
+  PlannedGpuRuntime() {
+    REQUIRE(st.device_count() == 3);
+    st.gpu.usable = true;
+  }
+  ~PlannedGpuRuntime() {
+    st.gpu = saved;
+    veda::shutdown();
+  }
+  static RuntimeState& start() {
+    veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
+    return veda::get_runtime().state();
+  }
+  RuntimeState& st = start();
+  const veda::GpuStatus saved = st.gpu;
+};
 }  // namespace
 
 TEST_CASE("VEDA_EMULATE_DEVICES gives the runtime that many devices, each with its own pool") {
@@ -476,12 +496,8 @@ TEST_CASE("a large call passes over a device without room for what it moves ther
 
 TEST_CASE("the scheduler queues a GPU call's predicted time on its device; the next call goes to an idle one") {
   using namespace veda::detail;
-  // A profile with a GPU (an H100's), so that the GPU tier has a prediction.
-  veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
-  RuntimeState& st = veda::get_runtime().state();
-  REQUIRE(st.device_count() == 3);
-  const veda::GpuStatus saved = st.gpu;
-  st.gpu.usable = true;  // pretend: the calls are only planned, never launched
+  PlannedGpuRuntime planned;
+  RuntimeState& st = planned.st;
   auto [site, d] = planned_gpu_map("queued", std::size_t{1} << 20);
   Plan first = begin_call(veda::get_runtime(), site, d);
   REQUIRE(first.tier == Tier::Cuda);
@@ -500,8 +516,6 @@ TEST_CASE("the scheduler queues a GPU call's predicted time on its device; the n
   Plan third = begin_call(veda::get_runtime(), site, d);
   CHECK(RuntimeState::thread_device() == 0);
   end_call(veda::get_runtime(), third, d, true);
-  st.gpu = saved;
-  veda::shutdown();
 }
 
 TEST_CASE("calibration measures the copy rate between every ordered pair of devices, and frees what it used") {
@@ -562,9 +576,8 @@ TEST_CASE("each device is judged by its own figures: its host link, the links in
 
 TEST_CASE("the scheduler predicts a GPU call with the figures of the device it would run on") {
   using namespace veda::detail;
-  veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
-  RuntimeState& st = veda::get_runtime().state();
-  REQUIRE(st.device_count() == 3);
+  PlannedGpuRuntime planned;
+  RuntimeState& st = planned.st;
   MachineProfile p = st.profile();
   p.other_gpus.assign(2, p.gpu);
   p.other_gpus[0].h2d_staged_gbps = p.gpu.h2d_staged_gbps / 10;  // device 1's host link: ten times slower
@@ -572,8 +585,6 @@ TEST_CASE("the scheduler predicts a GPU call with the figures of the device it w
   CHECK(&st.profile_for(0) == &st.profile());
   CHECK(st.profile_for(1).gpu.h2d_staged_gbps == p.other_gpus[0].h2d_staged_gbps);
   CHECK(st.profile_for(7).gpu.h2d_staged_gbps == p.gpu.h2d_staged_gbps);  // not described: the first's
-  const veda::GpuStatus saved = st.gpu;
-  st.gpu.usable = true;  // pretend: the calls are only planned, never launched
   auto [site, d] = planned_gpu_map("per-device", std::size_t{1} << 22);
   Plan first = begin_call(veda::get_runtime(), site, d);
   REQUIRE(RuntimeState::thread_device() == 0);
@@ -589,17 +600,11 @@ TEST_CASE("the scheduler predicts a GPU call with the figures of the device it w
   CHECK(on1 > on0 + 0.8 * extra);
   end_call(veda::get_runtime(), first, d, true);
   end_call(veda::get_runtime(), second, d, true);
-  st.gpu = saved;
-  veda::shutdown();
 }
 
 TEST_CASE("each device learns its own GPU times: what one device measured does not decide another's calls") {
   using namespace veda::detail;
-  veda::init(veda::Config::builder().threads(2).profile(std::string(VEDA_TEST_DATA) + "/profile_h100.json").build());
-  RuntimeState& st = veda::get_runtime().state();
-  REQUIRE(st.device_count() == 3);
-  const veda::GpuStatus saved = st.gpu;
-  st.gpu.usable = true;  // pretend: the calls are only planned, never launched
+  PlannedGpuRuntime planned;
   auto [site, desc] = planned_gpu_map("own-history", std::size_t{1} << 22);
   desc.placement = veda::Placement::Auto;  // serial or cuda, by what the call's device measured
   // The truth, injected: cuda 0.2 ms on device 0 and 50 ms on device 1, serial 5 ms.
@@ -622,8 +627,6 @@ TEST_CASE("each device learns its own GPU times: what one device measured does n
   // Device 0's settled decision was made for it: it still holds there.
   for (int i = 0; i < 3; ++i) CHECK(run(0) == Tier::Cuda);
   CHECK(run(1) == Tier::Serial);
-  st.gpu = saved;
-  veda::shutdown();
 }
 
 TEST_CASE("Config::devices: a list of distinct indices, or all of them") {

@@ -85,7 +85,10 @@ void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
   // program's own work): while it slept instead, the workers went on
   // spinning for 20 ms and more here, against 100-200 us while it computes.
   // Idle times are probed upward; the first whose median run costs half a
-  // wake-up more than back to back is the threshold.
+  // wake-up more than back to back is the threshold. The wake-up the cost
+  // model adds is an empty loop's after a long idle: a call's own share of
+  // the work overlaps the rest (2^16 floats here: 14 us more after serial
+  // calls, where the 10 us probe shows 24-34).
   auto spin = [](double us) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<long>(us * 1e3));
     while (std::chrono::steady_clock::now() < until) {
@@ -96,21 +99,21 @@ void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
       tbb::parallel_for(tbb::blocked_range<int>(0, t, 1), [&](auto) { spin(10); }, tbb::static_partitioner());
     });
   };
-  auto after_idle = [&](double idle_us) {
+  auto after_idle = [&](auto&& run, double idle_us) {
     std::vector<double> t5;
     for (int r = 0; r < 5; ++r) {
-      run_work();
+      run();
       spin(idle_us);
-      t5.push_back(median_us(run_work, 1));
+      t5.push_back(median_us(run, 1));
     }
     std::sort(t5.begin(), t5.end());
     return t5[2];
   };
-  const double warm = after_idle(0);
-  cpu.tbb_wake_us = std::max(after_idle(20000) - warm, 0.01);
+  cpu.tbb_wake_us = std::max(after_idle(run_static, 20000) - cpu.tbb_static_us, 0.01);
+  const double warm = after_idle(run_work, 0), cold = after_idle(run_work, 20000);
   cpu.tbb_idle_us = 20000;
   for (double idle : {50, 100, 200, 500, 2000, 8000}) {
-    if (after_idle(idle) > warm + 0.5 * cpu.tbb_wake_us) {
+    if (after_idle(run_work, idle) > warm + 0.5 * (cold - warm)) {
       cpu.tbb_idle_us = idle;
       break;
     }
