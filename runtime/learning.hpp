@@ -70,12 +70,13 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 // after serial calls, serial 13.9 us). So when the awake bucket measured a
 // parallel tier kWakeGain faster than this bucket's serial runs, a call
 // wakes the workers with it: if the calls come before the workers sleep
-// again, the next ones are the awake bucket's. At most one call per
-// kWakeEveryNs does: where calls come too rarely, that wastes one wake-up
-// (tens of us) per 10 ms; where one late call drops them asleep, serial
-// lasts at most that long.
+// again, the next ones are the awake bucket's. A try that held keeps the
+// calls away from this bucket for a while; one that did not (the calls come
+// too rarely) brings the next back soon, and costs a wake-up (tens of us).
+// So tries are spaced: kWakeMinNs after one that held, doubling up to
+// kWakeMaxNs while each comes back within twice the spacing.
 constexpr double kWakeGain = 1.1;
-constexpr std::int64_t kWakeEveryNs = 10'000'000;
+constexpr std::int64_t kWakeMinNs = 1'000'000, kWakeMaxNs = 64'000'000;
 struct AwakeBest {
   Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
   double us = 0;             // its median

@@ -87,9 +87,9 @@ class BucketState {
   std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
   std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
   std::uint32_t seeded = 0;  // tier bits: samples only from stored history (an earlier run), guarded by mu
-  // When a call may next wake the workers from this bucket of sleeping ones
-  // (wake_for_awake). Guarded by mu.
-  std::int64_t wake_next_ns = 0;
+  // The last call that woke the workers from this bucket of sleeping ones,
+  // and the spacing before the next may (wake_for_awake). Guarded by mu.
+  std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};

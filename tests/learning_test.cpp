@@ -4,8 +4,8 @@
 // cached decision; one outlier does not flush the history; deterministic
 // mode freezes exploration and history. Timings are injected through
 // end_call, so the test is exact and fast. In a bucket of sleeping workers
-// a serial decision wakes them where, awake, a parallel tier is faster, at
-// most once per 10 ms.
+// a serial decision wakes them where, awake, a parallel tier is faster,
+// with tries spaced further while they do not hold.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -536,7 +536,7 @@ TEST_CASE("cpu-blas history measured with other BLAS kernels is not used, and is
   else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
 }
 
-TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parallel tier is faster, once per 10 ms") {
+TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parallel tier is faster; tries back off") {
   BucketState b;
   const std::int64_t t0 = 1'000'000'000;
   const AwakeBest awake{Tier::TbbStatic, 8.7};  // awake: 8.7 us; serial here 13.9 us
@@ -544,14 +544,30 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
   CHECK(wake_for_awake(b, {Tier::TbbStatic, 13.0}, 13.9, t0) == Tier::Serial);
   CHECK(wake_for_awake(b, {}, 13.9, t0) == Tier::Serial);
   CHECK(wake_for_awake(b, awake, 0, t0) == Tier::Serial);  // no serial run measured here
-  CHECK(b.wake_next_ns == 0);
-  // Faster: this call wakes them; the next that finds them asleep within
-  // kWakeEveryNs stays serial (they fell asleep again: the calls come too
-  // rarely, or one came late), the one after that wakes them again.
+  CHECK(b.wake_last_ns == 0);
+  // Faster: this call wakes them. Back here within kWakeMinNs: serial.
   CHECK(wake_for_awake(b, awake, 13.9, t0) == Tier::TbbStatic);
-  CHECK(wake_for_awake(b, awake, 13.9, t0 + 1) == Tier::Serial);
-  CHECK(wake_for_awake(b, awake, 13.9, t0 + kWakeEveryNs - 1) == Tier::Serial);
-  CHECK(wake_for_awake(b, awake, 13.9, t0 + kWakeEveryNs) == Tier::TbbStatic);
+  CHECK(wake_for_awake(b, awake, 13.9, t0 + kWakeMinNs - 1) == Tier::Serial);
+  // Tries that keep coming back at once (the calls come too rarely) are
+  // spaced twice as far each time, up to kWakeMaxNs.
+  std::int64_t t = t0, spacing = kWakeMinNs;
+  int tries = 0;
+  for (std::int64_t now = t0; now < t0 + 2'000'000'000; now += 100'000)
+    if (wake_for_awake(b, awake, 13.9, now) == Tier::TbbStatic) {
+      CHECK(now - t >= spacing);
+      spacing = std::min(2 * spacing, kWakeMaxNs);
+      t = now;
+      ++tries;
+    }
+  CHECK(b.wake_spacing_ns == kWakeMaxNs);
+  CHECK(tries < 2'000 / 64 + 8);  // about one per 64 ms once backed off
+  // A try that held (nothing back here for twice the spacing): the next may
+  // come kWakeMinNs after it.
+  const std::int64_t later = b.wake_last_ns + 2 * kWakeMaxNs;
+  CHECK(wake_for_awake(b, awake, 13.9, later) == Tier::TbbStatic);
+  CHECK(b.wake_spacing_ns == kWakeMinNs);
+  CHECK(wake_for_awake(b, awake, 13.9, later + kWakeMinNs) == Tier::TbbStatic);
   b.reset(1);
-  CHECK(b.wake_next_ns == 0);
+  CHECK(b.wake_last_ns == 0);
+  CHECK(b.wake_spacing_ns == 0);
 }
