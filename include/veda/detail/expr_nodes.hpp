@@ -5,9 +5,10 @@
 // A node's type is the expression's structure: its leaves (Array operands,
 // numbered left to right), its scalars and its operations. From the type
 // alone come the fused CPU loop (eval<L>: leaf k is read through
-// p.leaf<L + k>(), so the whole expression inlines into one loop) and the expression's
-// CUDA text (ExprText, built once per type). From a node's value come the
-// leaves' buffers and shapes and the scalars' values (collect()).
+// p.leaf<L + k>(), so the whole expression inlines into one loop) and the
+// expression's CUDA text (ExprText, built once per type). From a node's
+// value come the leaves' buffers and shapes and the scalars' values
+// (collect()).
 #pragma once
 
 #include <atomic>
