@@ -148,11 +148,11 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
 // tier. (Not on a prediction alone: one from the serial time split over the
 // threads woke them for memory-bound calls that no thread count speeds up.)
 void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t tiers, Choice& c, std::int64_t now) {
-  if (c.tier != Tier::Serial || c.explored || b.index % TypeSlot::kIdle == 0) return;
+  if (c.tier != Tier::Serial || c.explored || !TypeSlot::for_sleeping_workers(b)) return;
   const double serial_us = b.samples[static_cast<std::size_t>(Tier::Serial)].median_us();
   AwakeBest best;
-  if (BucketState* awake = slot.existing(b.index - 1)) {  // same size and residency, workers awake
-    std::unique_lock lock(awake->mu, std::try_to_lock);   // never wait on another bucket while holding b's
+  if (BucketState* awake = slot.awake_twin(b)) {
+    std::unique_lock lock(awake->mu, std::try_to_lock);  // never wait on another bucket while holding b's
     if (!lock.owns_lock()) return;
     if (awake->generation == b.generation)
       for (Tier t : {Tier::TbbStatic, Tier::TbbAuto}) {

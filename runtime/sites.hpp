@@ -131,9 +131,12 @@ class TypeSlot {
     if (BucketState* b = cell.load(std::memory_order_acquire)) return *b;
     return create_bucket(cell);
   }
-  // The bucket at `index` if it was created, else null.
-  BucketState* existing(int index) const {
-    return buckets_[static_cast<std::size_t>(index)].load(std::memory_order_acquire);
+  // Whether `b` is a bucket of sleeping workers (idle is the index's last digit).
+  static bool for_sleeping_workers(const BucketState& b) { return b.index % kIdle == 1; }
+  // The bucket of the same size and residency with the workers awake, if
+  // it was created; `b` is one of this slot's buckets of sleeping workers.
+  BucketState* awake_twin(const BucketState& b) const {
+    return buckets_[static_cast<std::size_t>(b.index - 1)].load(std::memory_order_acquire);
   }
   // Every bucket created so far, with its index (for persisting history).
   template <class F>

@@ -13,8 +13,8 @@ namespace {
 // Out of line: the serial path and every parallel range run the same
 // compiled loop (inlined into each, the serial copy measured 17% slower).
 template <class T>
-[[gnu::noinline]] void rows_range(std::size_t r0, std::size_t r1, const std::int32_t* offsets, const std::int32_t* cols, const T* vals,
-                const T* x, T* y, T alpha, T beta) {
+[[gnu::noinline]] void rows_range(std::size_t r0, std::size_t r1, const std::int32_t* offsets,
+                                  const std::int32_t* cols, const T* vals, const T* x, T* y, T alpha, T beta) {
   for (std::size_t r = r0; r < r1; ++r) {
     T s = 0;
     for (std::int32_t k = offsets[r], e = offsets[r + 1]; k < e; ++k) s += vals[k] * x[cols[k]];
