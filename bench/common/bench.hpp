@@ -41,11 +41,15 @@ Stats measure(F&& f, int samples = 15, int batch = 1, int warmup = 2) {
 
 // Times several contenders in rotation (sample k of each before sample k+1
 // of any), so drift in the machine's speed affects them all alike.
+// `before`, when given, runs untimed before each contender's batch (to start
+// every contender from the same cache state, say).
 template <class F>
-std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, const std::vector<int>& batch) {
+std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, const std::vector<int>& batch,
+                                       const std::function<void()>& before = {}) {
   std::vector<std::vector<double>> t(fs.size());
   for (int s = 0; s < samples + 1; ++s)
     for (std::size_t c = 0; c < fs.size(); ++c) {
+      if (before) before();
       const auto t0 = std::chrono::steady_clock::now();
       for (int b = 0; b < batch[c]; ++b) fs[c]();
       const auto t1 = std::chrono::steady_clock::now();
