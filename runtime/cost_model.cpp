@@ -137,6 +137,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     Estimate e;  // filled in by choose(), once history has corrected both sides
     e.tier = Tier::CoExec;
     e.n = n;
+    e.gpu_devices = std::max(1, r.gpu_devices);
     e.eligible = false;
     out.push_back(e);
   }
@@ -162,7 +163,10 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
 
 // Co-execution, from the best CPU and the best GPU tier (after history
 // corrections): split n so both finish together. With t = a + b*n per side,
-// the GPU share f solves a_g + b_g*f*n = a_c + b_c*(1-f)*n.
+// the GPU share f solves a_g + b_g*f*n = a_c + b_c*(1-f)*n. With k devices
+// of one kind sharing the GPU part equally, each with its own link and
+// SMs, b_g is one device's over k; then the devices alone (f = 1) may be
+// the split, when the CPU's share would not pay for joining it.
 void add_coexec(std::vector<Estimate>& est, bool deterministic) {
   auto co = std::find_if(est.begin(), est.end(), [](const Estimate& e) { return e.tier == Tier::CoExec; });
   if (co == est.end()) return;
@@ -183,18 +187,21 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
   }
   const double n = std::max(co->n, 1.0);
   const double ac = cpu->overhead_us, bc = (cpu->total_us - ac) / n;
-  const double ag = gpu->overhead_us, bg = (gpu->total_us - ag) / n;
+  const int k = co->gpu_devices;
+  const double ag = gpu->overhead_us, bg = (gpu->total_us - ag) / n / k;
   double f = (ac - ag + bc * n) / ((bg + bc) * n);
   f = std::clamp(f, 0.0, 1.0);
+  if (k > 1 && f >= 0.95) f = 1;
   // Both parts share host memory: the CPU part's traffic plus the GPU part's
   // transfers cannot go faster than the memory system allows.
   const double shared = cpu->memory_us * (1 - f) + gpu->host_traffic_us * f;
-  const double t = std::max({ag + bg * f * n, ac + bc * (1 - f) * n, shared}) + kCoExecJoinUs;
+  const double cpu_us = f < 1 ? ac + bc * (1 - f) * n : 0;
+  const double t = std::max({ag + bg * f * n, cpu_us, shared}) + kCoExecJoinUs;
   co->total_us = t;
   co->overhead_us = ag + kCoExecJoinUs;
-  co->transfer_us = gpu->transfer_us * f;
+  co->transfer_us = gpu->transfer_us * f / k;
   co->gpu_fraction = f;
-  if (t < kCoExecGain * std::min(cpu->total_us, gpu->total_us) && f > 0.05 && f < 0.95) {
+  if (t < kCoExecGain * std::min(cpu->total_us, gpu->total_us) && f > 0.05 && (f < 0.95 || k > 1)) {
     co->eligible = true;
   } else {
     co->note = "one side alone is predicted faster";
@@ -270,6 +277,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   }
   c.tier = best->tier;
   c.gpu_fraction = best->gpu_fraction;
+  c.gpu_devices = best->gpu_devices;
   const Estimate* explore = nullptr;
   // How far behind the best a tier may be tried: kProfileDoubt when a run of
   // it costs under kCheapExploreUs more than the best, else 1.
@@ -314,6 +322,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   if (explore) {
     c.tier = explore->tier;
     c.gpu_fraction = explore->gpu_fraction;
+    c.gpu_devices = explore->gpu_devices;
     c.explored = true;
     c.refreshed = refresh;
     char ratio[32];
@@ -333,9 +342,15 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
       return e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto);
     });
     if (best->tier == Tier::CoExec) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "CPU and GPU together fastest (%.0f%% of the range on the GPU)",
-                    100.0 * best->gpu_fraction);
+      char buf[128];
+      if (best->gpu_devices == 1)
+        std::snprintf(buf, sizeof buf, "CPU and GPU together fastest (%.0f%% of the range on the GPU)",
+                      100.0 * best->gpu_fraction);
+      else if (best->gpu_fraction < 1)
+        std::snprintf(buf, sizeof buf, "CPU and %d GPUs together fastest (%.0f%% of the range on the GPUs)",
+                      best->gpu_devices, 100.0 * best->gpu_fraction);
+      else
+        std::snprintf(buf, sizeof buf, "%d GPUs together fastest (the range split among them)", best->gpu_devices);
       why = buf;
     } else if (d == Device::Gpu) {
       why = ctx.all_on_device ? "data resident on device" : "GPU fastest including transfers";

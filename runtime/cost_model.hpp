@@ -56,6 +56,9 @@ struct CostRequest {
   // except cuda-streamed, which works in chunks.
   std::size_t device_need = 0;
   std::size_t device_room = static_cast<std::size_t>(-1);
+  // Devices of the same kind as the call's that are idle now, the call's
+  // own included: co-execution may split its GPU part over them.
+  int gpu_devices = 1;
   bool gpu_ok = false;            // a usable GPU and a call site that can use it
   std::string gpu_note;           // why not, when !gpu_ok
   std::string cpu_note;           // why CPU tiers are excluded (placement Gpu)
@@ -71,6 +74,7 @@ struct Estimate {
   bool from_history = false;
   double gpu_fraction = 0;  // CoExec only
   double n = 0;             // CoExec only: the elements its split divides
+  int gpu_devices = 1;      // CoExec only: devices sharing the GPU part
   double memory_us = 0;     // CPU tiers: time of the host-memory traffic
   double host_traffic_us = 0;  // GPU tiers: host-memory time of their transfers (staging, DMA)
   std::string note;
@@ -133,6 +137,7 @@ struct Choice {
   Tier tier = Tier::Serial;
   bool refreshed = false;      // an exploration that re-measures a stale tier
   double gpu_fraction = 0;     // CoExec: share of the range given to the GPU
+  int gpu_devices = 1;         // CoExec: devices sharing it, equally
   bool explored = false;
   bool settled = false;        // nothing left to learn: the choice may be cached
   std::vector<Estimate> estimates;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "runtime/clock.hpp"
 #include "runtime/cost_model.hpp"
@@ -137,6 +138,26 @@ std::size_t device_slot_for(RuntimeState& st, const CallDesc& d) {
     race.consider(dev, d.h2d_bytes + d.d2h_bytes, dev.backlog_us(now) + copy_us, dev.pool().stats().bytes_in_use, i);
   }
   return race.winner() == DeviceRace::kNone ? 0 : race.winner();
+}
+
+std::vector<std::size_t> share_devices(RuntimeState& st, std::size_t first, bool idle_only) {
+  const MachineProfile& profile = st.profile();
+  const GpuProfile& lead = profile.gpu_at(first);
+  auto close = [](double a, double b) { return a <= 1.25 * b && b <= 1.25 * a; };
+  const std::int64_t now = now_ns();
+  std::vector<std::pair<double, std::size_t>> others;
+  for (std::size_t i = 0; i < st.device_count(); ++i) {
+    const GpuProfile& g = profile.gpu_at(i);
+    if (i == first || g.name != lead.name || !close(g.h2d_staged_gbps, lead.h2d_staged_gbps) ||
+        !close(g.d2h_staged_gbps, lead.d2h_staged_gbps))
+      continue;
+    const double backlog = st.device_at(i)->backlog_us(now);
+    if (!idle_only || backlog == 0) others.emplace_back(backlog, i);
+  }
+  std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::size_t> out{first};
+  for (const auto& o : others) out.push_back(o.second);
+  return out;
 }
 
 void check_device_sign(int device, std::string_view name) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "runtime/logging.hpp"
 #include "runtime/runtime_state.hpp"
@@ -31,6 +32,12 @@ inline Placement scoped_placement() noexcept { return t_scoped; }  // (settled_p
 // moves there, unless none has room. The scheduler asks once per call and
 // makes it the thread's device for the call.
 std::size_t device_slot_for(RuntimeState& st, const CallDesc& d);
+
+// The devices that may share one call's GPU part (co-execution) with the
+// device in slot `first`: those of its kind (same name, host links within
+// 25%: an equal share each finishes together), `first` leading, the rest
+// the least busy first; with `idle_only`, only those with nothing queued.
+std::vector<std::size_t> share_devices(RuntimeState& st, std::size_t first, bool idle_only);
 
 // Calls that move less are not checked against free device memory: the
 // check (cudaMemGetInfo) costs microseconds, and the pool's out-of-memory

@@ -133,6 +133,11 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
   q.linear = d.linear;
   q.gpu_setup_us = d.gpu_setup_us;
   q.double_precision = d.elem_bytes == 8;
+  // Co-execution over several devices: a call from host data, not tied to
+  // a device, may split its GPU part among the idle ones of its device's kind.
+  if (r.gpu_ok && (q.tiers & tier_bit(Tier::CoExec)) && st.device_count() > 1 && d.device < 0 &&
+      d.resident_device < 0)
+    q.gpu_devices = static_cast<int>(share_devices(st, on.slot(), true).size());
   // Tensor cores: those of the device the call would run on.
   if (st.gpu.usable) {
     const int dev = st.device_count() > 1 ? on.device()->index() : st.gpu.selected;
@@ -207,6 +212,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   b.explanation[r.mask] = expl;
   p.explanation = std::move(expl);
   b.coexec_fraction.store(c.gpu_fraction, std::memory_order_relaxed);
+  b.coexec_devices.store(static_cast<std::uint8_t>(c.gpu_devices), std::memory_order_relaxed);
   const std::uint64_t settled = c.settled ? pack(st.generation, c.tier) : 0;
   const bool confirmed = settled != 0 && b.cached[r.mask].load(std::memory_order_relaxed) == settled &&
                          b.timed_mask.load(std::memory_order_relaxed) != b.kTimeAll;
@@ -225,6 +231,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   b.cached[r.mask].store(settled, std::memory_order_release);
   p.tier = c.tier;
   p.gpu_fraction = c.gpu_fraction;
+  p.gpu_devices = static_cast<std::uint8_t>(c.gpu_devices);
   p.sync_for_timing = !c.settled;
 }
 
@@ -379,7 +386,10 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
       p.gpu_fraction = 0.5;
       if (auto e = std::static_pointer_cast<const Explanation>(p.explanation))
         for (const auto& est : e->estimates)
-          if (est.tier == Tier::CoExec && est.gpu_fraction > 0) p.gpu_fraction = est.gpu_fraction;
+          if (est.tier == Tier::CoExec && est.gpu_fraction > 0) {
+            p.gpu_fraction = est.gpu_fraction;
+            p.gpu_devices = static_cast<std::uint8_t>(est.gpu_devices);
+          }
     }
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
@@ -387,7 +397,10 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   } else if (packed != 0 && (packed >> 8) == st.generation && made_for_device(st, b, r.mask, packed, on) &&
              (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
-    if (p.tier == Tier::CoExec) p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
+    if (p.tier == Tier::CoExec) {
+      p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
+      p.gpu_devices = b.coexec_devices.load(std::memory_order_relaxed);
+    }
     p.sync_for_timing = false;
     // A settled decision keeps learning from some of its calls (a clock read
     // costs as much as a tiny call; BucketState::timed_mask); telemetry

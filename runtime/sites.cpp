@@ -66,6 +66,8 @@ void BucketState::reset(std::uint64_t gen) {
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
   gpu_us.store(0, std::memory_order_relaxed);
+  coexec_fraction.store(0, std::memory_order_relaxed);
+  coexec_devices.store(1, std::memory_order_relaxed);
 }
 
 TierSamples& BucketState::samples_on(Tier t, std::size_t slot) {

@@ -96,6 +96,7 @@ class BucketState {
   // The device slot a settled GPU decision was made for (several devices).
   std::array<std::atomic<std::uint8_t>, kMasks> cached_slot{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision
+  std::atomic<std::uint8_t> coexec_devices{1};  // ... and how many devices share its GPU part
   // What a GPU call of this bucket keeps its device busy for, in us: the
   // latest GPU decision's prediction, or a GPU call's measured time. With
   // several devices it is queued on the call's device (DeviceApi::queue_work).

@@ -9,6 +9,7 @@
 #include "backends/cuda/cuda_device.hpp"
 #include "backends/cuda/reduce_ops.hpp"
 #include "backends/cuda/stream_pipeline.hpp"
+#include "runtime/placement.hpp"
 #include "runtime/runtime_state.hpp"
 #include "src/operands.hpp"
 #include "veda/runtime.hpp"
@@ -19,6 +20,13 @@ namespace veda::detail::gpu_bridge {
 void* stream(Runtime& rt) { return cuda_device(rt).stream(); }
 std::size_t thread_device() noexcept { return RuntimeState::thread_device(); }
 void set_thread_device(std::size_t slot) noexcept { RuntimeState::set_thread_device(slot); }
+std::vector<std::size_t> share_devices(Runtime& rt, std::size_t count) {
+  RuntimeState& st = rt.state();
+  if (count <= 1 || st.device_count() <= 1) return {RuntimeState::thread_device()};
+  std::vector<std::size_t> out = detail::share_devices(st, RuntimeState::thread_device(), false);
+  out.resize(std::min(out.size(), count));
+  return out;
+}
 int sm_count(Runtime& rt) { return runtime_cuda_device(rt).info().sm_count; }
 const void* read(Runtime& rt, Buffer& b, void* s) { return b.device_read(runtime_cuda_device(rt), s); }
 void* write(Runtime& rt, Buffer& b, void* s, bool keep) { return b.device_write(runtime_cuda_device(rt), s, keep); }

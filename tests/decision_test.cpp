@@ -357,6 +357,48 @@ TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one si
   CHECK(decide(small, r).tier != Tier::CoExec);
 }
 
+TEST_CASE("co-execution over several devices of one kind: each takes an equal share, and the devices alone may split a call") {
+  auto p = profile("profile_h100.json");
+  p.cpu.bw_all_gbps = 120;
+  CostRequest r;
+  r.tiers = kMap | tier_bit(Tier::CoExec);
+  r.n = std::size_t{1} << 24;
+  r.bytes_per_elem = 8;
+  r.h2d_bytes = 4 * r.n;
+  r.d2h_bytes = 4 * r.n;
+  r.host_pinned = true;
+  r.threads = 16;
+  r.gpu_ok = true;
+  r.flops_per_elem = 74;  // one device and the 16 threads take about as long
+  const Choice one = decide(p, r);
+  REQUIRE(one.tier == Tier::CoExec);
+  CHECK(one.gpu_devices == 1);
+  r.gpu_devices = 2;
+  const Choice two = decide(p, r);
+  REQUIRE(two.tier == Tier::CoExec);
+  CHECK(two.gpu_devices == 2);
+  CHECK(two.gpu_fraction > one.gpu_fraction);  // twice the GPU throughput takes more of the range
+  CHECK(starts(two.reason, "CPU and 2 GPUs together fastest"));
+  auto co_us = [](const Choice& c) {
+    return std::find_if(c.estimates.begin(), c.estimates.end(), [](const Estimate& e) { return e.tier == Tier::CoExec; })
+        ->total_us;
+  };
+  CHECK(co_us(two) < co_us(one));
+  // Compute-heavy: one device alone beats sharing with the CPU; two devices
+  // split the call between them and leave the CPU out.
+  r.flops_per_elem = 5000;
+  r.gpu_devices = 1;
+  CHECK(decide(p, r).tier != Tier::CoExec);
+  r.gpu_devices = 2;
+  const Choice gpus = decide(p, r);
+  REQUIRE(gpus.tier == Tier::CoExec);
+  CHECK(gpus.gpu_fraction == 1.0);
+  CHECK(starts(gpus.reason, "2 GPUs together fastest"));
+  ChoiceContext det;
+  det.deterministic = true;
+  CHECK(decide(p, r, det).tier != Tier::CoExec);  // still off in deterministic mode
+}
+
 TEST_CASE("matmul's BF16 tensor-core tier: only for FP32 under Precision::AllowFP16, and then the fastest") {
   const auto p = profile("profile_h100.json");
   CostRequest r;

@@ -9,8 +9,10 @@
 // over data only device 1 holds copies it device to device, leaving the
 // host stale; and every used device's pool holds memory. Calibration
 // measures each GPU used on its own (its UUID, its rates) and, with two or
-// more, the copy rate of every ordered pair. With one GPU the two-GPU
-// cases report that they were skipped.
+// more, the copy rate of every ordered pair. A co-executed map and
+// reduction over host data split their GPU part among the devices of one
+// kind (each device's pool allocates) and give the serial loop's results.
+// With one GPU the two-GPU cases report that they were skipped.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include "runtime/runtime_state.hpp"
 #include "src/calibration.hpp"
 #include "support/device_work.hpp"
+#include "veda/detail/gpu_bridge.hpp"
 #include "veda/veda.hpp"
 
 namespace multi_device_test {
@@ -143,4 +146,38 @@ TEST_CASE("with two GPUs, calls run where they are asked to, else where their da
   const veda::MemoryStats m = veda::get_runtime().memory_stats();
   CHECK(m.devices[0].used > 0);
   CHECK(m.devices[1].used > 0);
+}
+
+TEST_CASE("with two GPUs of one kind, a co-executed call splits its GPU part between them") {
+  AllDevices run;
+  if (veda::get_runtime().gpu().in_use.size() < 2) {
+    std::printf("skipped: one GPU in this machine, this case needs two\n");
+    return;
+  }
+  const std::size_t sharing = veda::detail::gpu_bridge::share_devices(veda::get_runtime(), 64).size();
+  std::printf("co-execution: %zu of %zu devices are of the first's kind\n", sharing,
+              veda::get_runtime().gpu().in_use.size());
+  const std::size_t n = (std::size_t{1} << 24) + 7;
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 1024);
+  auto allocations = [] {
+    std::vector<std::uint64_t> a;
+    for (const auto& d : veda::get_runtime().memory_stats().devices) a.push_back(d.allocations);
+    return a;
+  };
+  const std::vector<std::uint64_t> before = allocations();
+  const veda_test::DeviceWork w;
+  const std::vector<float> got =
+      veda::par_iter(x, {.tier = "cpu+gpu"}).gpu_map([] VEDA_FN(float v) { return 3.0f * v + 1.0f; }).collect();
+  veda_test::check_ran("cpu+gpu", w);
+  REQUIRE(got.size() == n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (got[i] != 3.0f * x[i] + 1.0f) FAIL_CHECK("element " << i << ": " << got[i]);
+  const std::vector<std::uint64_t> after = allocations();
+  for (std::size_t i = 0; i < sharing; ++i) CHECK_MESSAGE(after[i] > before[i], "device slot " << i << " took no share");
+  const double s = veda::par_iter(veda::range<std::int64_t>(0, n), {.tier = "cpu+gpu"})
+                       .gpu_map([] VEDA_FN(std::int64_t i) { return static_cast<double>(i % 10); })
+                       .reduce(0.0, [] VEDA_FN(double a, double b) { return a + b; });
+  // n = 10 * 1677722 + 3: whole decades sum to 45 each, then 0 + 1 + 2.
+  CHECK(s == 45.0 * 1677722 + 3);
 }

@@ -629,6 +629,75 @@ TEST_CASE("each device learns its own GPU times: what one device measured does n
   CHECK(run(1) == Tier::Serial);
 }
 
+TEST_CASE("a co-executed call's GPU part is shared by the idle devices of the call's device's kind") {
+  using namespace veda::detail;
+  PlannedGpuRuntime planned;
+  RuntimeState& st = planned.st;
+  const MachineProfile base = st.profile();
+  MachineProfile p = base;
+  p.other_gpus.assign(2, p.gpu);
+  st.set_profile(p);
+  auto idle = [&](std::size_t slot) { st.device_at(slot)->work_done(now_ns() + 1'000'000'000'000, now_ns()); };
+  // The call's device leads, the others follow by backlog; busy ones are
+  // left out where only idle ones may share.
+  CHECK(share_devices(st, 1, true) == std::vector<std::size_t>{1, 0, 2});
+  st.device_at(0)->queue_work(5000, now_ns());
+  CHECK(share_devices(st, 1, false) == std::vector<std::size_t>{1, 2, 0});
+  CHECK(share_devices(st, 1, true) == std::vector<std::size_t>{1, 2});
+  idle(0);
+  // Another model, or a host link a third slower, is another kind: an equal
+  // share would not finish with the others.
+  p.other_gpus[1].name = "another GPU";
+  st.set_profile(p);
+  CHECK(share_devices(st, 0, true) == std::vector<std::size_t>{0, 1});
+  p.other_gpus[1] = p.gpu;
+  p.other_gpus[0].h2d_staged_gbps = p.gpu.h2d_staged_gbps / 1.5;
+  st.set_profile(p);
+  CHECK(share_devices(st, 0, true) == std::vector<std::size_t>{0, 2});
+  st.set_profile(base);
+
+  // The scheduler: a compute-heavy map of host data that the CPU and the
+  // GPUs could share; with all three devices idle the model's split counts
+  // three, with one busy two, and a call asking for a device is not split.
+  static const TypeKey tag{&type_list_name<float>};
+  Site& site = *site_for(&tag, "co-executed", OpClass::Map,
+                         tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::Cuda) | tier_bit(Tier::CoExec),
+                         veda::CostHint{5000, 0});
+  CallDesc d;
+  d.n = std::size_t{1} << 22;  // under kRoomCheckBytes (emulated devices report no free memory)
+  d.type_key = &tag;
+  d.bytes_per_elem = 8;
+  d.h2d_bytes = d.d2h_bytes = d.n * 4;
+  d.gpu_capable = d.nvcc_site = true;
+  auto coexec_devices = [&](const Plan& plan) {
+    const auto e = std::static_pointer_cast<const Explanation>(plan.explanation);
+    REQUIRE(e);
+    for (const auto& est : e->estimates)
+      if (est.tier == Tier::CoExec) return est.gpu_devices;
+    return 0;
+  };
+  d.forced_tier = Tier::CoExec;  // the split as the model makes it, whatever it chooses
+  Plan all = begin_call(veda::get_runtime(), site, d);
+  CHECK(coexec_devices(all) == 3);
+  REQUIRE(all.tier == Tier::CoExec);
+  CHECK(all.gpu_devices == 3);
+  CHECK(all.gpu_fraction > 0.5);  // the CPU is far slower (2 threads, 5000 flops an element)
+  end_call(veda::get_runtime(), all, d, true);
+  d.forced_tier = Tier::Count;
+  for (std::size_t i = 0; i < 3; ++i) idle(i);
+  st.device_at(2)->queue_work(1e6, now_ns());
+  d.n /= 2;  // (another bucket, each decided afresh)
+  Plan two = begin_call(veda::get_runtime(), site, d);
+  CHECK(coexec_devices(two) == 2);
+  end_call(veda::get_runtime(), two, d, true);
+  for (std::size_t i = 0; i < 3; ++i) idle(i);
+  d.device = 1;
+  d.n /= 2;
+  Plan asked = begin_call(veda::get_runtime(), site, d);
+  CHECK(coexec_devices(asked) == 1);
+  end_call(veda::get_runtime(), asked, d, true);
+}
+
 TEST_CASE("Config::devices: a list of distinct indices, or all of them") {
   using veda::Config;
   const Config two = Config::builder().devices({1, 0}).build();

@@ -130,10 +130,11 @@ struct Plan {
   bool timed = true;            // end_call reads the clock (settled calls: some, BucketState::timed_mask)
   bool fallback : 1 = false;    // forced back to the CPU (device out of memory)
   bool forced_tier : 1 = false; // CallDesc::forced_tier was honoured
+  bool from_table : 1 = false;  // a settled plan from the thread's table (settled_plans.hpp)
   std::uint8_t device_slot = 0; // GPU tiers with several devices: the slot of the call's device
-  bool from_table = false;      // a settled plan from the thread's table (settled_plans.hpp)
   std::uint8_t fell_back = 0;   // why a wanted GPU was not used (FallbackKind)
   std::uint8_t mask = 0;
+  std::uint8_t gpu_devices = 1; // CoExec: devices sharing the GPU's share equally (the call's first)
   std::size_t grain = 1;        // for TBB tiers: elements per task
   double gpu_fraction = 0;      // CoExec: the GPU's share of the range
   std::uint64_t gpu_trace = 0;  // GPU tiers: telemetry span and profiler range

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "veda/detail/buffer.hpp"
 #include "veda/detail/reduce_kind.hpp"
@@ -23,6 +24,9 @@ void* stream(Runtime& rt);                     // the calling thread's cudaStrea
 // device the call was placed on.
 std::size_t thread_device() noexcept;
 void set_thread_device(std::size_t slot) noexcept;
+// The devices a co-executed call's GPU part is split among: the calling
+// thread's and up to count - 1 more of its kind, the least busy first.
+std::vector<std::size_t> share_devices(Runtime& rt, std::size_t count);
 int sm_count(Runtime& rt);
 const void* read(Runtime& rt, Buffer& b, void* stream);               // device copy, up to date
 void* write(Runtime& rt, Buffer& b, void* stream, bool keep_contents);  // host copy becomes stale

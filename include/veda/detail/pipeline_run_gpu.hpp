@@ -168,8 +168,10 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     return out;
   }
 
-  // The range split: the GPU takes the first g elements on a helper thread
-  // while the CPU's workers take the rest; results join in source order.
+  // The range split: the GPU part, the first g elements, goes to
+  // p.gpu_devices devices of one kind in equal shares, each on a helper
+  // thread, while the CPU's workers take the rest; results join in source
+  // order. A share whose device fails recoverably runs on the CPU after.
   template <std::size_t I, std::size_t E, Segment seg, class Feed, class Range>
   static auto coexec(R& self, const Feed& raw, const Range& r, const Plan& p, const CallDesc& d) {
     using VIn = value_at_t<V0, Stages, seg.g0>;
@@ -181,7 +183,6 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     Plan cpu = p;
     const std::size_t threads = static_cast<std::size_t>(std::max(1, rt.config().threads()));
     cpu.tier = threads > 1 ? Tier::TbbStatic : Tier::Serial;
-    cpu.grain = std::max<std::size_t>(1, (count - g + threads - 1) / threads);
     auto cpu_run = [&](std::size_t base) {
       return [&, base](std::size_t j0, std::size_t j1, auto& sink) {
         for (std::size_t j = j0; j < j1; ++j)
@@ -189,81 +190,83 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         return true;
       };
     };
-    // The GPU part's output: the collected prefix, or a partial reduction.
     using Part = typename part_of<Term>::type;
     std::vector<VOut> out(Term::kind == TermKind::Collect ? count : 0);
-    Part gpu_part{};
-    std::exception_ptr gpu_error;
-    const std::size_t device = gpu_bridge::thread_device();  // where the call was placed
-    std::thread helper([&] {
-      copy_without_workers();  // the CPU share holds the workers
-      gpu_bridge::set_thread_device(device);
-      try {
-        void* s = gpu_bridge::stream(rt);
-        std::optional<gpu_bridge::DeviceTemp> staged;
-        auto seg_out = [&] {
-          if constexpr (feed_traits<Feed>::index)
-            return run_segment<seg.g0, seg.g1, Stages, IndexAcc<VIn>, V0>(rt, self.st_, IndexAcc<VIn>{feed.get(r.lo)}, g, s);
-          else
-            return run_segment<seg.g0, seg.g1, Stages, RangeAcc<VIn>, V0>(
-                rt, self.st_, RangeAcc<VIn>{stage_in(self, host_ptr(feed) + r.lo, g, s, staged)}, g, s);
-        }();
-        if constexpr (Term::kind == TermKind::Collect)
-          gpu_bridge::copy_out(rt, out.data(), seg_out.data(), g * sizeof(VOut), s, false);
-        else
-          gpu_part = self.term_.template device<VOut>(rt, seg_out.data(), g, s);
-      } catch (...) {
-        gpu_error = std::current_exception();
-      }
-    });
-    struct Join {
-      std::thread& t;
-      ~Join() {
-        if (t.joinable()) t.join();
-      }
-    } join{helper};
-    auto result = [&] {
+    // [lo, hi) of the range on the CPU: collected in place, or a partial reduction.
+    auto on_cpu = [&](std::size_t lo, std::size_t hi) {
+      cpu.grain = std::max<std::size_t>(1, (hi - lo + threads - 1) / threads);
+      auto run = cpu_run(lo);
       if constexpr (Term::kind == TermKind::Collect) {
-        auto run = cpu_run(g);
-        for_ranges(rt, cpu, count - g, [&](std::size_t j0, std::size_t j1) {
-          VOut* dst = out.data() + g + j0;
+        for_ranges(rt, cpu, hi - lo, [&](std::size_t j0, std::size_t j1) {
+          VOut* dst = out.data() + lo + j0;
           auto sink = [&dst](auto&& v) {
             *dst++ = std::forward<decltype(v)>(v);
             return true;
           };
           run(j0, j1, sink);
         });
-        return 0;
+        return Part{};
       } else {
-        return self.term_.template cpu<VOut>(rt, cpu, count - g, std::true_type{}, cpu_run(g));
+        return static_cast<Part>(self.term_.template cpu<VOut>(rt, cpu, hi - lo, std::true_type{}, run));
       }
-    }();
-    helper.join();
-    if (gpu_error) {
-      if (!recoverable_device_error(gpu_error)) std::rethrow_exception(gpu_error);
-      {  // the CPU takes the GPU's share too
-        auto run = cpu_run(0);
-        if constexpr (Term::kind == TermKind::Collect) {
-          for_ranges(rt, cpu, g, [&](std::size_t j0, std::size_t j1) {
-            VOut* dst = out.data() + j0;
-            auto sink = [&dst](auto&& v) {
-              *dst++ = std::forward<decltype(v)>(v);
-              return true;
-            };
-            run(j0, j1, sink);
-          });
-        } else {
-          gpu_part = self.term_.template cpu<VOut>(rt, cpu, g, std::true_type{}, run);
-        }
+    };
+    const std::vector<std::size_t> devices = gpu_bridge::share_devices(rt, p.gpu_devices);
+    const std::size_t k = devices.size();
+    auto share_lo = [&](std::size_t i) { return g * i / k; };
+    std::vector<std::optional<Part>> parts(k);  // each share's partial reduction
+    std::vector<std::exception_ptr> errors(k);
+    std::vector<std::thread> helpers;
+    struct Join {
+      std::vector<std::thread>& ts;
+      ~Join() {
+        for (auto& t : ts)
+          if (t.joinable()) t.join();
       }
-    }
+    } join{helpers};
+    for (std::size_t i = 0; i < k; ++i)
+      if (share_lo(i + 1) > share_lo(i))
+        helpers.emplace_back([&, i] {
+          copy_without_workers();  // the CPU share holds the workers
+          gpu_bridge::set_thread_device(devices[i]);
+          const std::size_t lo = share_lo(i), len = share_lo(i + 1) - lo;
+          try {
+            void* s = gpu_bridge::stream(rt);
+            std::optional<gpu_bridge::DeviceTemp> staged;
+            auto seg_out = [&] {
+              if constexpr (feed_traits<Feed>::index)
+                return run_segment<seg.g0, seg.g1, Stages, IndexAcc<VIn>, V0>(rt, self.st_, IndexAcc<VIn>{feed.get(r.lo + lo)},
+                                                                              len, s);
+              else
+                return run_segment<seg.g0, seg.g1, Stages, RangeAcc<VIn>, V0>(
+                    rt, self.st_, RangeAcc<VIn>{stage_in(self, host_ptr(feed) + r.lo + lo, len, s, staged)}, len, s);
+            }();
+            if constexpr (Term::kind == TermKind::Collect)
+              gpu_bridge::copy_out(rt, out.data() + lo, seg_out.data(), len * sizeof(VOut), s, false);
+            else
+              parts[i] = self.term_.template device<VOut>(rt, seg_out.data(), len, s);
+          } catch (...) {
+            errors[i] = std::current_exception();
+          }
+        });
+    const Part cpu_part = g < count || helpers.empty() ? on_cpu(g, count) : Part{};
+    for (auto& t : helpers) t.join();
+    for (std::size_t i = 0; i < k; ++i)
+      if (errors[i]) {
+        if (!recoverable_device_error(errors[i])) std::rethrow_exception(errors[i]);
+        parts[i] = on_cpu(share_lo(i), share_lo(i + 1));  // the CPU takes this share too
+      }
     end_call(rt, p, d);
     plan_add();
     if constexpr (Term::kind == TermKind::Collect) {
-      (void)result;
+      (void)cpu_part;
       return out;
     } else {
-      return self.term_.combine(gpu_part, result);
+      // In source order: the devices' shares, then the CPU's.
+      std::optional<Part> acc;
+      for (auto& q : parts)
+        if (q) acc = acc ? self.term_.combine(*acc, *q) : *q;
+      if (!acc) return cpu_part;
+      return g < count ? self.term_.combine(*acc, cpu_part) : *acc;
     }
   }
 };
