@@ -160,6 +160,23 @@ std::vector<std::size_t> share_devices(RuntimeState& st, std::size_t first, bool
   return out;
 }
 
+std::vector<DeviceShare> take_shares(RuntimeState& st, std::size_t first, std::size_t count, double us) {
+  if (count <= 1 || st.device_count() <= 1) return {{first, 0}};
+  std::vector<std::size_t> slots = share_devices(st, first, false);
+  slots.resize(std::min(slots.size(), count));
+  const std::int64_t now = now_ns();
+  std::vector<DeviceShare> out;
+  for (std::size_t s : slots)
+    out.push_back({s, s != first && us > 0 ? st.device_at(s)->queue_work(us, now) : 0});
+  return out;
+}
+
+void release_shares(RuntimeState& st, const std::vector<DeviceShare>& shares) noexcept {
+  const std::int64_t now = now_ns();
+  for (const DeviceShare& s : shares)
+    if (s.due_ns) st.device_at(s.slot)->work_done(s.due_ns, now);
+}
+
 void check_device_sign(int device, std::string_view name) {
   if (device < -1)
     throw InvalidArgument(std::string(name) + ": device " + std::to_string(device) +

@@ -38,6 +38,12 @@ std::size_t device_slot_for(RuntimeState& st, const CallDesc& d);
 // 25%: an equal share each finishes together), `first` leading, the rest
 // the least busy first; with `idle_only`, only those with nothing queued.
 std::vector<std::size_t> share_devices(RuntimeState& st, std::size_t first, bool idle_only);
+// A co-executed call's shares: `first` and up to count - 1 more devices from
+// share_devices (busy ones too), each but the first (whose backlog the
+// call's plan holds) with `us` entered in its backlog until release_shares,
+// so concurrent calls do not take it for idle meanwhile.
+std::vector<DeviceShare> take_shares(RuntimeState& st, std::size_t first, std::size_t count, double us);
+void release_shares(RuntimeState& st, const std::vector<DeviceShare>& shares) noexcept;
 
 // Calls that move less are not checked against free device memory: the
 // check (cudaMemGetInfo) costs microseconds, and the pool's out-of-memory

@@ -20,13 +20,11 @@ namespace veda::detail::gpu_bridge {
 void* stream(Runtime& rt) { return cuda_device(rt).stream(); }
 std::size_t thread_device() noexcept { return RuntimeState::thread_device(); }
 void set_thread_device(std::size_t slot) noexcept { RuntimeState::set_thread_device(slot); }
-std::vector<std::size_t> share_devices(Runtime& rt, std::size_t count) {
-  RuntimeState& st = rt.state();
-  if (count <= 1 || st.device_count() <= 1) return {RuntimeState::thread_device()};
-  std::vector<std::size_t> out = detail::share_devices(st, RuntimeState::thread_device(), false);
-  out.resize(std::min(out.size(), count));
-  return out;
+std::vector<DeviceShare> share_devices(Runtime& rt, const Plan& p) {
+  const double us = p.bucket ? p.bucket->gpu_us.load(std::memory_order_relaxed) : 0;
+  return take_shares(rt.state(), RuntimeState::thread_device(), p.gpu_devices, us);
 }
+void shares_done(Runtime& rt, const std::vector<DeviceShare>& shares) noexcept { release_shares(rt.state(), shares); }
 int sm_count(Runtime& rt) { return runtime_cuda_device(rt).info().sm_count; }
 const void* read(Runtime& rt, Buffer& b, void* s) { return b.device_read(runtime_cuda_device(rt), s); }
 void* write(Runtime& rt, Buffer& b, void* s, bool keep) { return b.device_write(runtime_cuda_device(rt), s, keep); }

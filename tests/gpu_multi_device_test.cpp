@@ -154,7 +154,9 @@ TEST_CASE("with two GPUs of one kind, a co-executed call splits its GPU part bet
     std::printf("skipped: one GPU in this machine, this case needs two\n");
     return;
   }
-  const std::size_t sharing = veda::detail::gpu_bridge::share_devices(veda::get_runtime(), 64).size();
+  veda::detail::Plan any;  // asking for every device of the first's kind
+  any.gpu_devices = 64;
+  const std::size_t sharing = veda::detail::gpu_bridge::share_devices(veda::get_runtime(), any).size();
   std::printf("co-execution: %zu of %zu devices are of the first's kind\n", sharing,
               veda::get_runtime().gpu().in_use.size());
   const std::size_t n = (std::size_t{1} << 24) + 7;

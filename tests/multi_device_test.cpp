@@ -645,6 +645,25 @@ TEST_CASE("a co-executed call's GPU part is shared by the idle devices of the ca
   CHECK(share_devices(st, 1, false) == std::vector<std::size_t>{1, 2, 0});
   CHECK(share_devices(st, 1, true) == std::vector<std::size_t>{1, 2});
   idle(0);
+  // Taking the shares of a call on device 1: the others hold its predicted
+  // time in their backlogs until released (the call's own device holds it
+  // through the call's plan); two shares take the least busy other device.
+  std::vector<DeviceShare> shares = take_shares(st, 1, 3, 500);
+  REQUIRE(shares.size() == 3);
+  CHECK(shares[0].slot == 1);
+  CHECK(shares[0].due_ns == 0);
+  CHECK(st.device_at(1)->backlog_us(now_ns()) == 0);
+  CHECK(st.device_at(0)->backlog_us(now_ns()) > 0);
+  CHECK(st.device_at(2)->backlog_us(now_ns()) > 0);
+  release_shares(st, shares);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(st.device_at(i)->backlog_us(now_ns()) == 0);
+  st.device_at(0)->queue_work(5000, now_ns());
+  shares = take_shares(st, 1, 2, 500);
+  REQUIRE(shares.size() == 2);
+  CHECK(shares[1].slot == 2);
+  release_shares(st, shares);
+  idle(0);
+  CHECK(take_shares(st, 1, 1, 500).size() == 1);
   // Another model, or a host link a third slower, is another kind: an equal
   // share would not finish with the others.
   p.other_gpus[1].name = "another GPU";

@@ -146,6 +146,13 @@ struct Plan {
 };
 static_assert(sizeof(Plan) <= 80, "Plan: see CallDesc's size note");
 
+// One device's share of a co-executed call's GPU part: its slot, and when
+// the work entered in its backlog for the share is due (0: none entered).
+struct DeviceShare {
+  std::size_t slot = 0;
+  std::int64_t due_ns = 0;
+};
+
 // An operand held by a device, as CopyIn keeps it for the device choice.
 struct HeldOperand {
   const Buffer* buf;

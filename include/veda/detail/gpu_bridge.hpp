@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "veda/detail/buffer.hpp"
+#include "veda/detail/dispatch.hpp"
 #include "veda/detail/reduce_kind.hpp"
 
 namespace veda {
@@ -25,8 +26,11 @@ void* stream(Runtime& rt);                     // the calling thread's cudaStrea
 std::size_t thread_device() noexcept;
 void set_thread_device(std::size_t slot) noexcept;
 // The devices a co-executed call's GPU part is split among: the calling
-// thread's and up to count - 1 more of its kind, the least busy first.
-std::vector<std::size_t> share_devices(Runtime& rt, std::size_t count);
+// thread's and up to p.gpu_devices - 1 more of its kind, the least busy
+// first, each holding the call's predicted time in its backlog until
+// shares_done.
+std::vector<DeviceShare> share_devices(Runtime& rt, const Plan& p);
+void shares_done(Runtime& rt, const std::vector<DeviceShare>& shares) noexcept;
 int sm_count(Runtime& rt);
 const void* read(Runtime& rt, Buffer& b, void* stream);               // device copy, up to date
 void* write(Runtime& rt, Buffer& b, void* stream, bool keep_contents);  // host copy becomes stale

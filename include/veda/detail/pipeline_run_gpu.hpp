@@ -210,8 +210,13 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         return static_cast<Part>(self.term_.template cpu<VOut>(rt, cpu, hi - lo, std::true_type{}, run));
       }
     };
-    const std::vector<std::size_t> devices = gpu_bridge::share_devices(rt, p.gpu_devices);
-    const std::size_t k = devices.size();
+    const std::vector<DeviceShare> shares = gpu_bridge::share_devices(rt, p);
+    struct Release {
+      Runtime& rt;
+      const std::vector<DeviceShare>& shares;
+      ~Release() { gpu_bridge::shares_done(rt, shares); }
+    } release{rt, shares};
+    const std::size_t k = shares.size();
     auto share_lo = [&](std::size_t i) { return g * i / k; };
     std::vector<std::optional<Part>> parts(k);  // each share's partial reduction
     std::vector<std::exception_ptr> errors(k);
@@ -227,7 +232,7 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
       if (share_lo(i + 1) > share_lo(i))
         helpers.emplace_back([&, i] {
           copy_without_workers();  // the CPU share holds the workers
-          gpu_bridge::set_thread_device(devices[i]);
+          gpu_bridge::set_thread_device(shares[i].slot);
           const std::size_t lo = share_lo(i), len = share_lo(i + 1) - lo;
           try {
             void* s = gpu_bridge::stream(rt);
