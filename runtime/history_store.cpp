@@ -100,7 +100,7 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
     }
     for (const auto& [us, n] : bucket->second[t]) b.samples[t].add(us, n);
     if (!bucket->second[t].empty()) {
-      b.last_sample_ns[t] = stamp;
+      b.books[t].last_sample_ns = stamp;
       b.seeded |= 1u << t;
     }
   }

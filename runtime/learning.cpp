@@ -14,26 +14,27 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     const auto& s = b.samples_on(e.tier, slot);
     h.samples = s.count();
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
-    h.explored = b.explored[t];
+    const TierBook& book = b.book_on(e.tier, slot);
+    h.explored = book.explored;
     h.seeded = &s == &b.samples[t] && ((b.seeded >> t) & 1u);  // stored history is the first device's
-    const double age_ns = static_cast<double>(now - b.last_sample_ns[t]);
+    const double age_ns = static_cast<double>(now - book.last_sample_ns);
     const double stale_ns = h.samples < kConfirmSamples || h.seeded
                                 ? kConfirmNs
                                 : std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
     h.stale = h.samples >= kMinSamples && age_ns > stale_ns;
-    h.refresh = b.refresh[t];
+    h.refresh = book.refresh;
   }
   return hv;
 }
 
-void note_choice(BucketState& b, const Choice& c, std::int64_t now) {
-  const auto ct = static_cast<std::size_t>(c.tier);
+void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot) {
+  TierBook& book = b.book_on(c.tier, slot);
   if (c.refreshed) {
     // Three runs per refresh; the stamp keeps the next one at least kStaleNs away.
-    b.refresh[ct] = b.refresh[ct] > 0 ? static_cast<std::uint8_t>(b.refresh[ct] - 1) : 2;
-    b.last_sample_ns[ct] = now;
+    book.refresh = book.refresh > 0 ? static_cast<std::uint8_t>(book.refresh - 1) : 2;
+    book.last_sample_ns = now;
   } else if (c.explored) {
-    ++b.explored[ct];
+    ++book.explored;
   }
 }
 
@@ -56,7 +57,7 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
     b.seeded &= ~bit;
   }
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
-  b.last_sample_ns[static_cast<std::size_t>(r.tier)] = r.end_ns;
+  b.book_on(r.tier, r.slot).last_sample_ns = r.end_ns;
   // (a sort of 8 samples: only when the answer may change)
   if (t_ns >= kLongCallNs || t_ns < kShortCallNs || b.timed_mask.load(std::memory_order_relaxed) != b.kTimeSome) {
     const double median_ns = samples.median_us() * 1e3;

@@ -43,7 +43,7 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
                          std::size_t slot = 0);
 
 // Books what choice `c` spends: an exploration run or a re-measurement.
-void note_choice(BucketState& b, const Choice& c, std::int64_t now);
+void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot = 0);
 
 // One finished run of tier `t` over n elements that took `t_ns`, ending at
 // `end_ns`: its sample (none for a warm-up run: TypeSlot::warm_up), and the

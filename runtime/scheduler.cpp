@@ -200,7 +200,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
   wake_if_faster_awake(slot, b, q.tiers, c, now);
-  note_choice(b, c, now);
+  note_choice(b, c, now, dev);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);
   if (tier_device(c.tier) == Device::Gpu)

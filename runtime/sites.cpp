@@ -54,9 +54,7 @@ double TierSamples::median_us() const {
 void BucketState::reset(std::uint64_t gen) {
   generation = gen;
   for (auto& s : samples) s.reset();
-  explored.fill(0);
-  refresh.fill(0);
-  last_sample_ns.fill(0);
+  books.fill({});
   seeded = 0;
   other_devices_.clear();
   for (auto& c : cached_slot) c.store(0, std::memory_order_relaxed);
@@ -70,16 +68,29 @@ void BucketState::reset(std::uint64_t gen) {
   coexec_devices.store(1, std::memory_order_relaxed);
 }
 
-TierSamples& BucketState::samples_on(Tier t, std::size_t slot) {
-  if (slot == 0 || tier_device(t) != Device::Gpu) return samples[static_cast<std::size_t>(t)];
+BucketState::OtherDevice& BucketState::other(std::size_t slot) {
   if (other_devices_.size() < slot) other_devices_.resize(slot);
-  return other_devices_[slot - 1][static_cast<std::size_t>(t)];
+  return other_devices_[slot - 1];
+}
+
+TierSamples& BucketState::samples_on(Tier t, std::size_t slot) {
+  return (own(t, slot) ? samples : other(slot).samples)[static_cast<std::size_t>(t)];
 }
 
 const TierSamples& BucketState::samples_on(Tier t, std::size_t slot) const {
   static const TierSamples kNone;
-  if (slot == 0 || tier_device(t) != Device::Gpu) return samples[static_cast<std::size_t>(t)];
-  return other_devices_.size() < slot ? kNone : other_devices_[slot - 1][static_cast<std::size_t>(t)];
+  if (own(t, slot)) return samples[static_cast<std::size_t>(t)];
+  return other_devices_.size() < slot ? kNone : other_devices_[slot - 1].samples[static_cast<std::size_t>(t)];
+}
+
+TierBook& BucketState::book_on(Tier t, std::size_t slot) {
+  return (own(t, slot) ? books : other(slot).books)[static_cast<std::size_t>(t)];
+}
+
+const TierBook& BucketState::book_on(Tier t, std::size_t slot) const {
+  static const TierBook kNone;
+  if (own(t, slot)) return books[static_cast<std::size_t>(t)];
+  return other_devices_.size() < slot ? kNone : other_devices_[slot - 1].books[static_cast<std::size_t>(t)];
 }
 
 bool TypeSlot::warm_up(std::uint64_t generation, Tier t) {

@@ -71,6 +71,13 @@ enum Mask : std::uint8_t { kAnyDevice = 0, kCpuOnly = 1, kGpuOnly = 2, kMasks = 
 class TypeSlot;
 class Site;
 
+// What exploration and re-measurement have done with one tier on one device.
+struct TierBook {
+  std::uint8_t explored = 0;        // exploration runs spent
+  std::uint8_t refresh = 0;         // re-measurement runs left
+  std::int64_t last_sample_ns = 0;  // when it was last measured
+};
+
 class BucketState {
  public:
   int index = 0;  // in its TypeSlot: (log2 size, residency, idle)
@@ -83,9 +90,11 @@ class BucketState {
   // one's times must not decide another's calls). Guarded by mu.
   TierSamples& samples_on(Tier t, std::size_t slot);
   const TierSamples& samples_on(Tier t, std::size_t slot) const;
-  std::array<std::uint8_t, kTierCount> explored{};
-  std::array<std::uint8_t, kTierCount> refresh{};         // re-measurement runs left
-  std::array<std::int64_t, kTierCount> last_sample_ns{};  // when each tier was last measured
+  // Each tier's exploration bookkeeping, kept per device like its samples
+  // (a tier explored on one device is still unexplored on another).
+  std::array<TierBook, kTierCount> books{};  // guarded by mu; on several devices, the first's
+  TierBook& book_on(Tier t, std::size_t slot);
+  const TierBook& book_on(Tier t, std::size_t slot) const;
   std::uint32_t seeded = 0;  // tier bits: samples only from stored history (an earlier run), guarded by mu
   // The last call that woke the workers from this bucket of sleeping ones,
   // and the spacing before the next may (wake_for_awake). Guarded by mu.
@@ -118,7 +127,14 @@ class BucketState {
   void reset(std::uint64_t generation);
 
  private:
-  std::vector<std::array<TierSamples, kTierCount>> other_devices_;  // slot 1.. (GPU tiers), guarded by mu
+  struct OtherDevice {
+    std::array<TierSamples, kTierCount> samples;
+    std::array<TierBook, kTierCount> books{};
+  };
+  std::vector<OtherDevice> other_devices_;  // slot 1.. (GPU tiers), guarded by mu
+  // Kept in the bucket's own arrays: the first device's and the CPU tiers'.
+  static bool own(Tier t, std::size_t slot) { return slot == 0 || tier_device(t) != Device::Gpu; }
+  OtherDevice& other(std::size_t slot);  // created on first use
 };
 
 class TypeSlot {

@@ -456,7 +456,7 @@ TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after
   est[0].overhead_us = 1;
   const auto t = static_cast<std::size_t>(Tier::TbbStatic);
   b.samples[t].add(30, 1000);  // one run, right after another tier's
-  b.last_sample_ns[t] = 0;
+  b.books[t].last_sample_ns = 0;
   CHECK_FALSE(history_view(b, est, 1000, kConfirmNs / 2)[t].stale);
   CHECK(history_view(b, est, 1000, kConfirmNs + 1)[t].stale);
   for (int i = 1; i < kConfirmSamples; ++i) b.samples[t].add(10, 1000);

@@ -31,6 +31,7 @@
 
 #include "runtime/clock.hpp"
 #include "runtime/host_device.hpp"
+#include "runtime/learning.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/sites.hpp"
@@ -627,6 +628,37 @@ TEST_CASE("each device learns its own GPU times: what one device measured does n
   // Device 0's settled decision was made for it: it still holds there.
   for (int i = 0; i < 3; ++i) CHECK(run(0) == Tier::Cuda);
   CHECK(run(1) == Tier::Serial);
+}
+
+TEST_CASE("exploration and re-measurement are booked per device: a GPU tier explored on one is unexplored on another") {
+  using namespace veda::detail;
+  BucketState b;
+  std::vector<Estimate> est(2);
+  est[0].tier = Tier::Cuda;
+  est[1].tier = Tier::TbbStatic;
+  for (auto& e : est) {
+    e.total_us = 10;
+    e.overhead_us = 1;
+  }
+  const auto cuda = static_cast<std::size_t>(Tier::Cuda), tbb = static_cast<std::size_t>(Tier::TbbStatic);
+  Choice c;
+  c.explored = true;
+  c.tier = Tier::Cuda;
+  note_choice(b, c, 0, 1);
+  c.tier = Tier::TbbStatic;
+  note_choice(b, c, 0, 1);  // a CPU tier: one book whatever the device
+  CHECK(history_view(b, est, 1000, 0, 1)[cuda].explored == 1);
+  CHECK(history_view(b, est, 1000, 0, 0)[cuda].explored == 0);
+  CHECK(history_view(b, est, 1000, 0, 2)[cuda].explored == 0);
+  CHECK(history_view(b, est, 1000, 0, 0)[tbb].explored == 1);
+  // A re-measurement's runs and stamp, and a measured run's stamp, too.
+  c.tier = Tier::Cuda;
+  c.refreshed = true;
+  note_choice(b, c, 5000, 2);
+  CHECK(b.book_on(Tier::Cuda, 2).refresh == 2);
+  CHECK(b.book_on(Tier::Cuda, 2).last_sample_ns == 5000);
+  CHECK(b.book_on(Tier::Cuda, 0).refresh == 0);
+  CHECK(b.book_on(Tier::Cuda, 1).last_sample_ns == 0);
 }
 
 TEST_CASE("a co-executed call's GPU part is shared by the idle devices of the call's device's kind") {
