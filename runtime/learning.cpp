@@ -83,9 +83,7 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 }
 
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now) {
-  if (awake.tier == Tier::Serial || awake.us <= 0 || serial_us <= 0 || awake.us * kWakeGain >= serial_us ||
-      now < b.wake_last_ns + b.wake_spacing_ns)
-    return Tier::Serial;
+  if (!awake.pays(serial_us) || now < b.wake_last_ns + b.wake_spacing_ns) return Tier::Serial;
   const bool held = b.wake_last_ns == 0 || now - b.wake_last_ns >= 2 * b.wake_spacing_ns;
   b.wake_spacing_ns = held ? kWakeMinNs : std::min(2 * b.wake_spacing_ns, kWakeMaxNs);
   b.wake_last_ns = now;

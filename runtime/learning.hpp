@@ -80,6 +80,13 @@ constexpr std::int64_t kWakeMinNs = 1'000'000, kWakeMaxNs = 64'000'000;
 struct AwakeBest {
   Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
   double us = 0;             // its median
+  // Whether waking them would pay, spacing aside. A serial decision is then
+  // not settled: cached (and offered to the thread's table, which serves it
+  // while the workers sleep), it would keep every call of a burst serial
+  // until a re-decision 64-4096 calls later, as each call lets them sleep.
+  bool pays(double serial_us) const {
+    return tier != Tier::Serial && us > 0 && serial_us > 0 && us * kWakeGain < serial_us;
+  }
 };
 // `b`: a bucket of sleeping workers that chose serial, whose serial runs
 // take `serial_us`. Returns the tier to run: serial, or awake.tier to wake them.

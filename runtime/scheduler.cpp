@@ -166,7 +166,10 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
       }
   }
   const Tier t = wake_for_awake(b, best, serial_us, now);
-  if (t == Tier::Serial) return;
+  if (t == Tier::Serial) {
+    if (best.pays(serial_us)) c.settled = false;  // serial only until the next try
+    return;
+  }
   c.tier = t;
   c.settled = false;
   char why[192];

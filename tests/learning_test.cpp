@@ -571,3 +571,62 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
   CHECK(b.wake_last_ns == 0);
   CHECK(b.wake_spacing_ns == 0);
 }
+
+TEST_CASE("sleeping workers: between tries to wake them, a serial decision is not settled where waking pays") {
+  // Settled, it would be cached and served from the thread's table while
+  // the workers sleep, so every call of a burst would run serial (each lets
+  // them sleep on) until a re-decision 64-4096 calls later.
+  const std::string path = std::filesystem::temp_directory_path() / "veda-asleep-profile.json";
+  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
+    "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
+    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":0.001},"gpu":{"present":false}})";
+  veda::init(veda::Config::builder().threads(2).profile(path).build());  // asleep once idle for 1 ns
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "burst", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(std::size_t{1} << 16);
+  Plan first = begin_call(rt, site, d);
+  for (int i = 0; i < 300 && !TypeSlot::for_sleeping_workers(*first.bucket); ++i) {
+    end_call(rt, first, d, false);  // workers of an earlier case still in the arena
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    first = begin_call(rt, site, d);
+  }
+  BucketState& asleep = *first.bucket;
+  REQUIRE(TypeSlot::for_sleeping_workers(asleep));
+  end_call(rt, first, d, true, first.tier == Tier::Serial ? 13'900 : 30'000);
+  // Here serial takes 13.9 us and a parallel tier 30 us (with the wake-up);
+  // until the awake twin has measured anything, serial settles.
+  for (int i = 0; i < 40; ++i) {
+    Plan p = begin_call(rt, site, d);
+    end_call(rt, p, d, true, p.tier == Tier::Serial ? 13'900 : 30'000);
+  }
+  Plan settled = begin_call(rt, site, d);
+  CHECK(settled.tier == Tier::Serial);
+  CHECK_FALSE(settled.sync_for_timing);
+  end_call(rt, settled, d, true, 13'900);
+  // Awake, tbb-static measured 8.7 us. From the next re-decision on, a call
+  // either wakes the workers (a try) or runs serial unsettled, re-deciding.
+  const int twin = asleep.index - 1;
+  BucketState& awake = site.slot(&kTag).bucket(twin / 2 / TypeSlot::kResidency, twin / 2 % TypeSlot::kResidency, 0);
+  REQUIRE(&awake == asleep.slot->awake_twin(asleep));
+  {
+    std::lock_guard lock(awake.mu);
+    awake.generation = asleep.generation;
+    for (int i = 0; i < 3; ++i) awake.samples[static_cast<std::size_t>(Tier::TbbStatic)].add(8.7, 1 << 16);
+  }
+  asleep.cached[first.mask].store(0);  // (the re-decision, without waiting for it)
+  int tries = 0, unsettled_serial = 0;
+  for (int i = 0; i < 20; ++i) {
+    Plan p = begin_call(rt, site, d);
+    REQUIRE(p.bucket == &asleep);
+    if (p.tier == Tier::TbbStatic) ++tries;
+    if (p.tier == Tier::Serial) {
+      CHECK(p.sync_for_timing);
+      ++unsettled_serial;
+    }
+    end_call(rt, p, d, true, p.tier == Tier::Serial ? 13'900 : 30'000);  // a try pays the wake-up
+  }
+  CHECK(tries >= 1);
+  CHECK(unsettled_serial >= 1);  // the calls within kWakeMinNs of a try
+  CHECK(asleep.cached[first.mask].load() == 0);
+  veda::shutdown();
+}
