@@ -20,6 +20,10 @@ int tier_by_name(const std::string& name) {
 }
 
 bool valid(double us, double n) { return std::isfinite(us) && us > 0 && std::isfinite(n) && n >= 0; }
+
+// Samples of one device's GPU tiers: only those are kept per device.
+bool kept_for(std::size_t device, Tier t) { return device == 0 || tier_device(t) == Device::Gpu; }
+constexpr int kMaxDeviceSlot = 63;
 }  // namespace
 
 constexpr auto kBlas = static_cast<std::size_t>(Tier::CpuBlas);
@@ -52,17 +56,27 @@ HistoryStore::HistoryStore(std::string path, std::function<std::string()> blas_k
       Slot& slot = slots_[k];
       slot.cpu_ns_per_elem = s.value("cpu_ns_per_elem", 0.0f);
       slot.blas_kernels = s.value("blas_kernels", std::string());
-      for (const auto& [index, tiers] : s.at("buckets").items()) {
-        auto& bucket = slot.buckets[std::stoi(index)];
-        for (const auto& [name, samples] : tiers.items()) {
-          const int t = tier_by_name(name);
-          if (t < 0) continue;  // a tier this build does not have
-          for (const auto& p : samples) {
-            const double us = p.at(0).get<double>(), n = p.at(1).get<double>();
-            if (valid(us, n)) bucket[static_cast<std::size_t>(t)].emplace_back(static_cast<float>(us), static_cast<float>(n));
+      auto read = [&slot](int device, const json& buckets) {
+        for (const auto& [index, tiers] : buckets.items()) {
+          auto& bucket = slot.buckets[{device, std::stoi(index)}];
+          for (const auto& [name, samples] : tiers.items()) {
+            const int t = tier_by_name(name);
+            // A tier this build does not have, or a CPU tier under another device.
+            if (t < 0 || !kept_for(static_cast<std::size_t>(device), static_cast<Tier>(t))) continue;
+            for (const auto& p : samples) {
+              const double us = p.at(0).get<double>(), n = p.at(1).get<double>();
+              if (valid(us, n)) bucket[static_cast<std::size_t>(t)].emplace_back(static_cast<float>(us), static_cast<float>(n));
+            }
           }
         }
-      }
+      };
+      read(0, s.at("buckets"));
+      if (s.contains("devices"))
+        for (const auto& [device, buckets] : s.at("devices").items()) {
+          const int d = std::stoi(device);
+          if (d < 1 || d > kMaxDeviceSlot) throw std::runtime_error("device slot " + device + " out of range");
+          read(d, buckets);
+        }
     }
   } catch (const std::exception& e) {
     log().warn("learned history {} is unusable ({}); starting afresh", path_, e.what());
@@ -84,24 +98,28 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
   if (s == slots_.end()) return;
   float none = 0;
   slot.cpu_ns_per_elem.compare_exchange_strong(none, s->second.cpu_ns_per_elem, std::memory_order_relaxed);
-  const auto bucket = s->second.buckets.find(b.index);
-  if (bucket == s->second.buckets.end()) return;
   // Stored samples place the first calls, but count as unconfirmed until
   // this run measures the tier, whose runs then replace them
-  // (BucketState::seeded): the earlier run may have measured on a busy
+  // (TierBook::seeded): the earlier run may have measured on a busy
   // machine, so a runner-up they keep out is re-measured kConfirmNs into
   // this run, judged by its analytic time too.
   const std::int64_t stamp = now_ns();
-  for (std::size_t t = 0; t < bucket->second.size(); ++t) {
-    if (t == kBlas && !bucket->second[t].empty() && s->second.blas_kernels != blas_kernels()) {
-      log().debug("learned history: cpu-blas samples of '{}' were measured with BLAS kernels '{}', this process "
-                  "uses '{}': measuring again", site.name(), s->second.blas_kernels, blas_kernels());
-      continue;
-    }
-    for (const auto& [us, n] : bucket->second[t]) b.samples[t].add(us, n);
-    if (!bucket->second[t].empty()) {
-      b.books[t].last_sample_ns = stamp;
-      b.seeded |= 1u << t;
+  for (const auto& [key, tiers] : s->second.buckets) {
+    if (key.second != b.index) continue;
+    const auto device = static_cast<std::size_t>(key.first);
+    for (std::size_t t = 0; t < tiers.size(); ++t) {
+      const auto tier = static_cast<Tier>(t);
+      if (tiers[t].empty() || !kept_for(device, tier)) continue;
+      if (t == kBlas && s->second.blas_kernels != blas_kernels()) {
+        log().debug("learned history: cpu-blas samples of '{}' were measured with BLAS kernels '{}', this process "
+                    "uses '{}': measuring again", site.name(), s->second.blas_kernels, blas_kernels());
+        continue;
+      }
+      TierSamples& samples = b.samples_on(tier, device);
+      for (const auto& [us, n] : tiers[t]) samples.add(us, n);
+      TierBook& book = b.book_on(tier, device);
+      book.last_sample_ns = stamp;
+      book.seeded = true;
     }
   }
 }
@@ -118,13 +136,17 @@ bool HistoryStore::save(std::uint64_t generation) {
         if (b.samples[kBlas].count() > 0 && stored->blas_kernels != blas_kernels()) {
           // This run measured cpu-blas with other kernels than the file's
           // samples of this site: those are dropped, not mixed.
-          for (auto& [i, tiers] : stored->buckets) tiers[kBlas].clear();
+          for (auto& [k, tiers] : stored->buckets) tiers[kBlas].clear();
           stored->blas_kernels = blas_kernels();
         }
-        auto& bucket = stored->buckets[index];
-        for (std::size_t t = 0; t < bucket.size(); ++t) {
-          bucket[t].clear();
-          b.samples[t].for_each([&](float us, float n) { bucket[t].emplace_back(us, n); });
+        for (std::size_t device = 0; device <= b.other_devices(); ++device) {
+          auto& bucket = stored->buckets[{static_cast<int>(device), index}];
+          for (std::size_t t = 0; t < bucket.size(); ++t) {
+            const auto tier = static_cast<Tier>(t);
+            if (!kept_for(device, tier)) continue;
+            bucket[t].clear();
+            b.samples_on(tier, device).for_each([&](float us, float n) { bucket[t].emplace_back(us, n); });
+          }
         }
       });
       if (stored) stored->cpu_ns_per_elem = slot.cpu_ns_per_elem.load(std::memory_order_relaxed);
@@ -138,10 +160,13 @@ bool HistoryStore::save(std::uint64_t generation) {
     s["cpu_ns_per_elem"] = slot.cpu_ns_per_elem;
     if (!slot.blas_kernels.empty()) s["blas_kernels"] = slot.blas_kernels;
     s["buckets"] = json::object();
-    for (const auto& [index, tiers] : slot.buckets)
+    for (const auto& [key, tiers] : slot.buckets)
       for (std::size_t t = 0; t < tiers.size(); ++t)
-        for (const auto& [us, n] : tiers[t])
-          s["buckets"][std::to_string(index)][tier_name(static_cast<Tier>(t))].push_back({us, n});
+        for (const auto& [us, n] : tiers[t]) {
+          json& bucket = key.first == 0 ? s["buckets"][std::to_string(key.second)]
+                                        : s["devices"][std::to_string(key.first)][std::to_string(key.second)];
+          bucket[tier_name(static_cast<Tier>(t))].push_back({us, n});
+        }
   }
   error_.clear();
   return replace_file(path_, j.dump(), 0600, error_);

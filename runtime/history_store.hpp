@@ -57,10 +57,14 @@ class HistoryStore {
 
  private:
   using Samples = std::vector<std::pair<float, float>>;  // (us, n), oldest first
+  using Tiers = std::array<Samples, kTierCount>;
   struct Slot {
     float cpu_ns_per_elem = 0;
     std::string blas_kernels;  // what its cpu-blas samples were measured with
-    std::map<int, std::array<Samples, kTierCount>> buckets;
+    // By (device slot, bucket index): slot 0 holds every tier's samples (the
+    // first device's for GPU tiers), the other slots their GPU tiers' (the
+    // devices are those of the profile, whose key names every one).
+    std::map<std::pair<int, int>, Tiers> buckets;
   };
   static std::string key(const Site& site, const TypeSlot& slot);
   // The kernel set of this process, asked once.

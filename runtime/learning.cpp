@@ -16,7 +16,7 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
     const TierBook& book = b.book_on(e.tier, slot);
     h.explored = book.explored;
-    h.seeded = &s == &b.samples[t] && ((b.seeded >> t) & 1u);  // stored history is the first device's
+    h.seeded = book.seeded;
     const double age_ns = static_cast<double>(now - book.last_sample_ns);
     const double stale_ns = h.samples < kConfirmSamples || h.seeded
                                 ? kConfirmNs
@@ -51,13 +51,13 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   const bool teaches = r.tier == Tier::Serial && n > 0 && static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
   double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
   auto& samples = b.samples_on(r.tier, r.slot);
-  const auto bit = 1u << static_cast<unsigned>(r.tier);
-  if ((b.seeded & bit) && &samples == &b.samples[static_cast<std::size_t>(r.tier)]) {
+  TierBook& book = b.book_on(r.tier, r.slot);
+  if (book.seeded) {
     samples.reset();  // this run's measurements replace an earlier run's
-    b.seeded &= ~bit;
+    book.seeded = false;
   }
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
-  b.book_on(r.tier, r.slot).last_sample_ns = r.end_ns;
+  book.last_sample_ns = r.end_ns;
   // (a sort of 8 samples: only when the answer may change)
   if (t_ns >= kLongCallNs || t_ns < kShortCallNs || b.timed_mask.load(std::memory_order_relaxed) != b.kTimeSome) {
     const double median_ns = samples.median_us() * 1e3;

@@ -55,7 +55,6 @@ void BucketState::reset(std::uint64_t gen) {
   generation = gen;
   for (auto& s : samples) s.reset();
   books.fill({});
-  seeded = 0;
   other_devices_.clear();
   for (auto& c : cached_slot) c.store(0, std::memory_order_relaxed);
   wake_last_ns = wake_spacing_ns = 0;

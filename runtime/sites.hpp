@@ -76,6 +76,7 @@ struct TierBook {
   std::uint8_t explored = 0;        // exploration runs spent
   std::uint8_t refresh = 0;         // re-measurement runs left
   std::int64_t last_sample_ns = 0;  // when it was last measured
+  bool seeded = false;              // its samples only from stored history (an earlier run)
 };
 
 class BucketState {
@@ -95,7 +96,8 @@ class BucketState {
   std::array<TierBook, kTierCount> books{};  // guarded by mu; on several devices, the first's
   TierBook& book_on(Tier t, std::size_t slot);
   const TierBook& book_on(Tier t, std::size_t slot) const;
-  std::uint32_t seeded = 0;  // tier bits: samples only from stored history (an earlier run), guarded by mu
+  // Slots 1 .. other_devices() may hold GPU-tier samples of their own.
+  std::size_t other_devices() const noexcept { return other_devices_.size(); }
   // The last call that woke the workers from this bucket of sleeping ones,
   // and the spacing before the next may (wake_for_awake). Guarded by mu.
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;

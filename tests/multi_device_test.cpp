@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -29,10 +30,14 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "runtime/clock.hpp"
+#include "runtime/history_store.hpp"
 #include "runtime/host_device.hpp"
 #include "runtime/learning.hpp"
 #include "runtime/placement.hpp"
+#include "runtime/profile.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/sites.hpp"
 #include "runtime/scheduler.hpp"
@@ -659,6 +664,51 @@ TEST_CASE("exploration and re-measurement are booked per device: a GPU tier expl
   CHECK(b.book_on(Tier::Cuda, 2).last_sample_ns == 5000);
   CHECK(b.book_on(Tier::Cuda, 0).refresh == 0);
   CHECK(b.book_on(Tier::Cuda, 1).last_sample_ns == 0);
+}
+
+TEST_CASE("stored history keeps each device's GPU samples: a later run starts each device from its own") {
+  using namespace veda::detail;
+  namespace fs = std::filesystem;
+  const std::string dir = fs::temp_directory_path() / ("veda-device-history-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all);
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string old_cache = old ? old : "";
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  const std::string path = profile_cache_dir() + "/history-devices.json";
+  static const TypeKey tag{&type_list_name<float>};
+  Site& site = *site_for(&tag, "device-history", OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
+  TypeSlot& slot = site.slot(&tag);
+  BucketState& b = slot.bucket(20, 0, 0);
+  const std::uint64_t gen = 424242;
+  {
+    std::lock_guard lock(b.mu);
+    b.generation = gen;
+    b.samples_on(Tier::Cuda, 0).add(100, 1 << 20);
+    for (int i = 0; i < 3; ++i) b.samples_on(Tier::Cuda, 2).add(900, 1 << 20);  // device 2: nine times slower
+    b.samples_on(Tier::Serial, 2).add(500, 1 << 20);  // a CPU tier: one history for every device
+  }
+  auto no_blas = [] { return std::string("none"); };
+  {
+    HistoryStore h(path, no_blas);
+    REQUIRE(h.save(gen));
+  }
+  const HistoryStore h(path, no_blas);
+  BucketState fresh;
+  fresh.index = b.index;
+  h.seed(site, slot, fresh);
+  CHECK(fresh.samples_on(Tier::Cuda, 0).count() == 1);
+  CHECK(fresh.samples_on(Tier::Cuda, 2).count() == 3);
+  CHECK(fresh.samples_on(Tier::Cuda, 2).median_us() == doctest::Approx(900));
+  CHECK(fresh.samples_on(Tier::Cuda, 1).count() == 0);
+  CHECK(fresh.samples_on(Tier::Serial, 0).count() == 1);
+  CHECK(fresh.book_on(Tier::Cuda, 2).seeded);  // unconfirmed until this run measures there
+  CHECK(fresh.book_on(Tier::Cuda, 0).seeded);
+  CHECK_FALSE(fresh.book_on(Tier::Cuda, 1).seeded);
+  fs::remove_all(dir);
+  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
+  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
 }
 
 TEST_CASE("a co-executed call's GPU part is shared by the idle devices of the call's device's kind") {
