@@ -318,9 +318,15 @@ TEST_CASE("deterministic mode ignores history and never explores") {
   CHECK(c.settled);
 }
 
-TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one side wins alone") {
+// A map of 2^24 floats from pinned host memory on a 16-core server host
+// for the H100, at 74 flops an element: the 16 threads and one device over
+// the pinned link take about as long.
+MachineProfile coexec_host() {
   auto p = profile("profile_h100.json");
-  p.cpu.bw_all_gbps = 120;  // a 16-core server host for the H100
+  p.cpu.bw_all_gbps = 120;
+  return p;
+}
+CostRequest coexec_map() {
   CostRequest r;
   r.tiers = kMap | tier_bit(Tier::CoExec);
   r.n = std::size_t{1} << 24;
@@ -330,7 +336,13 @@ TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one si
   r.host_pinned = true;
   r.threads = 16;
   r.gpu_ok = true;
-  r.flops_per_elem = 74;  // 16 CPU threads and the pinned link take about as long
+  r.flops_per_elem = 74;
+  return r;
+}
+
+TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one side wins alone") {
+  const auto p = coexec_host();
+  CostRequest r = coexec_map();
   Choice c = decide(p, r);
   CHECK(c.tier == Tier::CoExec);
   CHECK(c.gpu_fraction > 0.3);
@@ -358,18 +370,8 @@ TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one si
 }
 
 TEST_CASE("co-execution over several devices of one kind: each takes an equal share, and the devices alone may split a call") {
-  auto p = profile("profile_h100.json");
-  p.cpu.bw_all_gbps = 120;
-  CostRequest r;
-  r.tiers = kMap | tier_bit(Tier::CoExec);
-  r.n = std::size_t{1} << 24;
-  r.bytes_per_elem = 8;
-  r.h2d_bytes = 4 * r.n;
-  r.d2h_bytes = 4 * r.n;
-  r.host_pinned = true;
-  r.threads = 16;
-  r.gpu_ok = true;
-  r.flops_per_elem = 74;  // one device and the 16 threads take about as long
+  const auto p = coexec_host();
+  CostRequest r = coexec_map();
   const Choice one = decide(p, r);
   REQUIRE(one.tier == Tier::CoExec);
   CHECK(one.gpu_devices == 1);

@@ -21,6 +21,7 @@
 #include "runtime/learning.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
+#include "support/private_cache.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/runtime.hpp"
 
@@ -48,25 +49,6 @@ CallDesc desc(std::size_t n) {
 
 // The truth on this imaginary machine: serial 1 us, any oneTBB tier 40 us.
 std::int64_t truth(Tier t) { return t == Tier::Serial ? 1000 : 40000; }
-// Learned history on, in a cache directory of this test's own (the test
-// environment turns it off); the environment is restored after.
-struct PrivateCache {
-  explicit PrivateCache(const std::string& prefix)
-      : dir(std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(dir);
-    if (const char* x = std::getenv("XDG_CACHE_HOME")) old_cache = x;
-    setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-    unsetenv("VEDA_HISTORY");
-  }
-  ~PrivateCache() {
-    std::filesystem::remove_all(dir);
-    if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
-    else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
-    setenv("VEDA_HISTORY", "0", 1);
-  }
-  const std::string dir;
-  std::string old_cache;
-};
 }  // namespace
 
 TEST_CASE("history overrides a wrong profile within a few calls, with bounded exploration") {
@@ -346,7 +328,7 @@ TEST_CASE("a profile 3x wrong in bandwidth, per-element cost or fork-join cost h
 }
 
 TEST_CASE("learned history persists across runtimes: a first call is placed from earlier measurements") {
-  PrivateCache cache("veda-history-test-");
+  veda_test::PrivateCache cache("veda-history-test-");
   const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
   // A scan site: ops keep no separate history for sleeping workers, so both
   // runs use the same bucket whatever the workers did in between.
@@ -410,7 +392,7 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
 }
 
 TEST_CASE("stored history from a disturbed run does not keep the best tier out: this run re-measures and replaces it") {
-  PrivateCache cache("veda-history-heal-");
+  veda_test::PrivateCache cache("veda-history-heal-");
   const auto config = [] { return veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Auto).build(); };
   CallDesc d = desc(3'000'000);
   d.elem_bytes = 4;
@@ -470,14 +452,7 @@ TEST_CASE("cpu-blas history measured with other BLAS kernels is not used, and is
   // OpenBLAS picks its kernels once per process: a program that loads it
   // before veda may get slow ones (Prescott on a CPU it does not know), and
   // samples measured so must not place the calls of a process with fast ones.
-  namespace fs = std::filesystem;
-  const std::string dir = fs::temp_directory_path() / ("veda-blas-history-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::owner_all);
-  const char* old = std::getenv("XDG_CACHE_HOME");
-  const std::string old_cache = old ? old : "";
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  veda_test::PrivateCache cache("veda-blas-history-");
   const std::string path = profile_cache_dir() + "/history-blas.json";
   veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
   veda::Runtime& rt = veda::get_runtime();
@@ -531,9 +506,6 @@ TEST_CASE("cpu-blas history measured with other BLAS kernels is not used, and is
   CHECK(seeded("SkylakeX").first == 1);
   CHECK(seeded("Prescott").first == 0);
   veda::shutdown();
-  fs::remove_all(dir);
-  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
-  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
 }
 
 TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parallel tier is faster; tries back off") {

@@ -21,7 +21,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -29,8 +28,6 @@
 #include <tuple>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 #include "runtime/clock.hpp"
 #include "runtime/history_store.hpp"
@@ -42,6 +39,7 @@
 #include "runtime/sites.hpp"
 #include "runtime/scheduler.hpp"
 #include "src/calibration.hpp"
+#include "support/private_cache.hpp"
 #include "veda/array.hpp"
 #include "veda/config.hpp"
 #include "veda/error.hpp"
@@ -668,14 +666,7 @@ TEST_CASE("exploration and re-measurement are booked per device: a GPU tier expl
 
 TEST_CASE("stored history keeps each device's GPU samples: a later run starts each device from its own") {
   using namespace veda::detail;
-  namespace fs = std::filesystem;
-  const std::string dir = fs::temp_directory_path() / ("veda-device-history-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::owner_all);
-  const char* old = std::getenv("XDG_CACHE_HOME");
-  const std::string old_cache = old ? old : "";
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  veda_test::PrivateCache cache("veda-device-history-");
   const std::string path = profile_cache_dir() + "/history-devices.json";
   static const TypeKey tag{&type_list_name<float>};
   Site& site = *site_for(&tag, "device-history", OpClass::Map, tier_bit(Tier::Serial) | tier_bit(Tier::Cuda), {});
@@ -706,9 +697,6 @@ TEST_CASE("stored history keeps each device's GPU samples: a later run starts ea
   CHECK(fresh.book_on(Tier::Cuda, 2).seeded);  // unconfirmed until this run measures there
   CHECK(fresh.book_on(Tier::Cuda, 0).seeded);
   CHECK_FALSE(fresh.book_on(Tier::Cuda, 1).seeded);
-  fs::remove_all(dir);
-  if (old_cache.empty()) unsetenv("XDG_CACHE_HOME");
-  else setenv("XDG_CACHE_HOME", old_cache.c_str(), 1);
 }
 
 TEST_CASE("a co-executed call's GPU part is shared by the idle devices of the call's device's kind") {
