@@ -109,7 +109,7 @@ void HistoryStore::seed(const Site& site, TypeSlot& slot, BucketState& b) const 
     const auto device = static_cast<std::size_t>(key.first);
     for (std::size_t t = 0; t < tiers.size(); ++t) {
       const auto tier = static_cast<Tier>(t);
-      if (tiers[t].empty() || !kept_for(device, tier)) continue;
+      if (tiers[t].empty()) continue;  // (read and save keep only kept_for tiers)
       if (t == kBlas && s->second.blas_kernels != blas_kernels()) {
         log().debug("learned history: cpu-blas samples of '{}' were measured with BLAS kernels '{}', this process "
                     "uses '{}': measuring again", site.name(), s->second.blas_kernels, blas_kernels());
