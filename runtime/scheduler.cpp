@@ -157,29 +157,31 @@ void bring_current(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b)
 
 // What the awake twin of `b`, a bucket of sleeping workers, tells a call
 // there: its parallel tiers' history, into hv (borrow_awake_history), and
-// its fastest parallel tier as measured there. Measured too few times to
-// trust (the runs right after serial ones find the data in the other
-// core's cache), a tier counts as the better of that and `est`'s prediction
-// for it awake, as choose() judges such a tier. (Not on a prediction alone:
-// where the workers are never seen awake, as in TSan builds, the tries
-// would go on for good.)
+// its fastest parallel tier. Unmeasured there, a tier counts as `est`
+// predicts it awake, so that serial calls, which let the workers sleep on,
+// do not keep a burst serial for want of a parallel run awake ever being
+// measured. Measured too few times to trust (the runs right after serial
+// ones find the data in the other core's cache), it counts as the better
+// of that and its prediction, as choose() judges such a tier.
 AwakeBest consult_awake_twin(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b,
                              const std::vector<Estimate>& est, std::size_t n, double wake, HistoryView& hv) {
   BucketState* awake = slot.awake_twin(b);
-  if (!awake) return {};
-  std::unique_lock twin(awake->mu, std::try_to_lock);  // never wait on another bucket while holding b's
-  if (!twin.owns_lock()) return {};
-  bring_current(st, site, slot, *awake);  // (no call may have landed there yet in this run)
-  borrow_awake_history(*awake, est, n, wake, hv);
+  std::unique_lock<std::mutex> twin;
+  if (awake) {
+    twin = std::unique_lock(awake->mu, std::try_to_lock);  // never wait on another bucket while holding b's
+    if (!twin.owns_lock()) return {};
+    bring_current(st, site, slot, *awake);  // (no call may have landed there yet in this run)
+    borrow_awake_history(*awake, est, n, wake, hv);
+  }
   AwakeBest best;
   for (const Estimate& e : est) {
+    if (!tbb_tier(e.tier) || !e.eligible) continue;
     const auto t = static_cast<std::size_t>(e.tier);
-    const TierSamples& s = awake->samples[t];
-    if (!tbb_tier(e.tier) || !e.eligible || s.count() == 0) continue;
-    const bool trusted = s.count() >= kConfirmSamples && !awake->books[t].seeded;
-    const double predicted = e.total_us - wake;
-    const AwakeBest here = trusted || s.median_us() <= predicted ? AwakeBest{e.tier, s.median_us(), true}
-                                                                : AwakeBest{e.tier, predicted, false};
+    AwakeBest here{e.tier, e.total_us - wake, false};
+    if (const TierSamples* s = awake ? &awake->samples[t] : nullptr; s && s->count() > 0) {
+      const bool trusted = s->count() >= kConfirmSamples && !awake->books[t].seeded;
+      if (trusted || s->median_us() < here.us) here = {e.tier, s->median_us(), true};
+    }
     if (best.us == 0 || here.us < best.us) best = here;
   }
   return best;

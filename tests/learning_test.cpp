@@ -546,47 +546,26 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
   CHECK(b.wake_spacing_ns == 0);
 }
 
-namespace {
-// A runtime whose workers count as asleep once idle for 1 ns; waking them costs 20 us.
-void init_sleepy_runtime() {
-  const std::string path = std::filesystem::temp_directory_path() / "veda-asleep-profile.json";
-  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
-    "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
-    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":0.001},"gpu":{"present":false}})";
-  veda::init(veda::Config::builder().threads(2).profile(path).build());
-}
-
-// The first plan for `d` at `site` made in a bucket of sleeping workers
-// (workers of an earlier case may still be in the arena).
-Plan plan_while_asleep(veda::Runtime& rt, Site& site, const CallDesc& d) {
-  Plan first = begin_call(rt, site, d);
-  for (int i = 0; i < 300 && !TypeSlot::for_sleeping_workers(*first.bucket); ++i) {
-    end_call(rt, first, d, false);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    first = begin_call(rt, site, d);
-  }
-  REQUIRE(TypeSlot::for_sleeping_workers(*first.bucket));
-  return first;
-}
-
-BucketState& awake_twin_of(Site& site, const BucketState& asleep) {
-  const int twin = asleep.index - 1;
-  BucketState& awake = site.slot(&kTag).bucket(twin / 2 / TypeSlot::kResidency, twin / 2 % TypeSlot::kResidency, 0);
-  REQUIRE(&awake == asleep.slot->awake_twin(asleep));
-  return awake;
-}
-}  // namespace
-
 TEST_CASE("sleeping workers: between tries to wake them, a serial decision is not settled where waking pays") {
   // Settled, it would be cached and served from the thread's table while
   // the workers sleep, so every call of a burst would run serial (each lets
   // them sleep on) until a re-decision 64-4096 calls later.
-  init_sleepy_runtime();
+  const std::string path = std::filesystem::temp_directory_path() / "veda-asleep-profile.json";
+  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
+    "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
+    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":0.001},"gpu":{"present":false}})";
+  veda::init(veda::Config::builder().threads(2).profile(path).build());  // asleep once idle for 1 ns
   veda::Runtime& rt = veda::get_runtime();
   Site& site = *site_for(&kTag, "burst", OpClass::Map, kCpuTiers, {});
   const CallDesc d = desc(std::size_t{1} << 16);
-  const Plan first = plan_while_asleep(rt, site, d);
+  Plan first = begin_call(rt, site, d);
+  for (int i = 0; i < 300 && !TypeSlot::for_sleeping_workers(*first.bucket); ++i) {
+    end_call(rt, first, d, false);  // workers of an earlier case still in the arena
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    first = begin_call(rt, site, d);
+  }
   BucketState& asleep = *first.bucket;
+  REQUIRE(TypeSlot::for_sleeping_workers(asleep));
   end_call(rt, first, d, true, first.tier == Tier::Serial ? 13'900 : 30'000);
   // Here serial takes 13.9 us and a parallel tier 30 us (with the wake-up);
   // until the awake twin has measured anything, serial settles.
@@ -600,7 +579,9 @@ TEST_CASE("sleeping workers: between tries to wake them, a serial decision is no
   end_call(rt, settled, d, true, 13'900);
   // Awake, tbb-static measured 8.7 us. From the next re-decision on, a call
   // either wakes the workers (a try) or runs serial unsettled, re-deciding.
-  BucketState& awake = awake_twin_of(site, asleep);
+  const int twin = asleep.index - 1;
+  BucketState& awake = site.slot(&kTag).bucket(twin / 2 / TypeSlot::kResidency, twin / 2 % TypeSlot::kResidency, 0);
+  REQUIRE(&awake == asleep.slot->awake_twin(asleep));
   {
     std::lock_guard lock(awake.mu);
     awake.generation = asleep.generation;
@@ -628,14 +609,25 @@ TEST_CASE("sleeping workers: a parallel tier there costs its awake time plus the
   // Its own samples there come only from calls that woke the workers, each
   // the first after a quiet spell and the coldest; serial runs on beside
   // them, warm. Compared as they are, serial would always win.
-  init_sleepy_runtime();
+  const std::string path = std::filesystem::temp_directory_path() / "veda-asleep-profile.json";
+  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
+    "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
+    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":0.001},"gpu":{"present":false}})";
+  veda::init(veda::Config::builder().threads(2).profile(path).build());  // asleep once idle for 1 ns
   veda::Runtime& rt = veda::get_runtime();
   Site& site = *site_for(&kTag, "cold first calls", OpClass::Map, kCpuTiers, {});
   const CallDesc d = desc(std::size_t{1} << 20);
-  const Plan first = plan_while_asleep(rt, site, d);
+  Plan first = begin_call(rt, site, d);
+  for (int i = 0; i < 300 && !TypeSlot::for_sleeping_workers(*first.bucket); ++i) {
+    end_call(rt, first, d, false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    first = begin_call(rt, site, d);
+  }
   BucketState& asleep = *first.bucket;
+  REQUIRE(TypeSlot::for_sleeping_workers(asleep));
   end_call(rt, first, d, false);
-  BucketState& awake = awake_twin_of(site, asleep);
+  const int twin = asleep.index - 1;
+  BucketState& awake = site.slot(&kTag).bucket(twin / 2 / TypeSlot::kResidency, twin / 2 % TypeSlot::kResidency, 0);
   auto decide = [&] {
     asleep.cached[first.mask].store(0);
     Plan p = begin_call(rt, site, d);
