@@ -161,8 +161,9 @@ void bring_current(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b)
 // predicts it awake, so that serial calls, which let the workers sleep on,
 // do not keep a burst serial for want of a parallel run awake ever being
 // measured. Measured too few times to trust (the runs right after serial
-// ones find the data in the other core's cache), it counts as the better
-// of that and its prediction, as choose() judges such a tier.
+// ones find the data in the other core's cache: a 2^16 saxpy took 11 us
+// on tbb-static, 5.4 us back to back), it counts as the better of that and
+// its prediction, as choose() judges such a tier.
 AwakeBest consult_awake_twin(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b,
                              const std::vector<Estimate>& est, std::size_t n, double wake, HistoryView& hv) {
   BucketState* awake = slot.awake_twin(b);
