@@ -24,10 +24,6 @@ double xfer_us(double bytes, double gbps) { return bytes <= 0 ? 0 : bytes / gbps
 
 }  // namespace
 
-double wake_us(const MachineProfile& p, const CostRequest& r) {
-  return r.idle_us > p.cpu.tbb_idle_us ? p.cpu.tbb_wake_us : 0;
-}
-
 double h2d_time_us(const GpuProfile& g, double bytes, bool pinned) {
   if (bytes <= 0) return 0;
   return xfer_us(bytes, pinned ? g.h2d_pinned_gbps : bytes <= kStagedMin ? g.h2d_pageable_gbps : g.h2d_staged_gbps);
@@ -81,7 +77,7 @@ struct Parts {
 bool memory_bound(const std::vector<Estimate>& est, const Estimate& serial) {
   const Estimate* par = nullptr;
   for (const auto& e : est)
-    if (e.eligible && tbb_tier(e.tier) && (!par || e.total_us < par->total_us))
+    if (e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto) && (!par || e.total_us < par->total_us))
       par = &e;
   if (!par || par->memory_us <= 0) return false;
   const double par_body = par->total_us - par->overhead_us - par->transfer_us;
@@ -105,14 +101,14 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
   const double c = cpu_elem_ns(p, r);
   const double T = std::max(1, r.threads);
   const double back = p.gpu.present ? d2h_time_us(p.gpu, static_cast<double>(r.cpu_d2h_bytes), r.host_pinned) : 0;
-  const double wake = wake_us(p, r);
+  const double wake = r.idle_us > p.cpu.tbb_idle_us ? p.cpu.tbb_wake_us : 0;
   const double serial_mem = (in_cache ? 0 : ws / p.cpu.bw_one_gbps) * 1e-3;
   const double par_mem = ws / p.cpu.bw_all_gbps * (in_cache ? (T - 1) / T : 1.0) * 1e-3;
   const double serial_body = std::max(n * c * 1e-3, serial_mem);
   const double par_body = std::max(n * c / T * 1e-3, par_mem);
   for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto, Tier::CpuImpl}) {
     if (!(r.tiers & tier_bit(t))) continue;
-    const bool parallel = tbb_tier(t);
+    const bool parallel = t == Tier::TbbStatic || t == Tier::TbbAuto;
     Parts parts;
     parts.transfer = back;
     parts.overhead = parallel ? (t == Tier::TbbStatic ? p.cpu.tbb_static_us : p.cpu.tbb_auto_us) + wake : kCallUs;
@@ -343,7 +339,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
     const Device d = tier_device(best->tier);
     const bool tbb_offered = std::any_of(est.begin(), est.end(), [](const Estimate& e) {
-      return e.eligible && tbb_tier(e.tier);
+      return e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto);
     });
     if (best->tier == Tier::CoExec) {
       char buf[128];
@@ -364,7 +360,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
         why = !tbb_offered              ? "serial (one CPU thread)"
               : memory_bound(est, *best) ? "memory-bound: more threads add little bandwidth here (per the profile)"
                                          : "below TBB break-even";
-      else if (tbb_tier(best->tier))
+      else if (best->tier == Tier::TbbStatic || best->tier == Tier::TbbAuto)
         why = "above TBB break-even";
       else
         why = "fastest CPU tier";

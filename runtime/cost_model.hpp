@@ -90,9 +90,6 @@ void spmv_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
 // Attention: m = batch * heads * query rows, k = key rows, cols = head_dim;
 // n = the scores computed (causal: about half of m * k).
 void attention_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out);
-// What waking oneTBB's sleeping workers adds to a parallel tier of request r
-// (0 while they are awake).
-double wake_us(const MachineProfile& p, const CostRequest& r);
 // Host<->device time for `bytes`, staged when pageable and large.
 double h2d_time_us(const GpuProfile& g, double bytes, bool pinned);
 double d2h_time_us(const GpuProfile& g, double bytes, bool pinned);

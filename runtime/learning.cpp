@@ -27,26 +27,6 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
   return hv;
 }
 
-void borrow_awake_history(const BucketState& awake, const std::vector<Estimate>& est, std::size_t n_elems,
-                          double wake_us, HistoryView& hv) {
-  const double n = static_cast<double>(std::max<std::size_t>(n_elems, 1));
-  for (const auto& e : est) {
-    if (!tbb_tier(e.tier)) continue;
-    const auto& s = awake.samples_on(e.tier, 0);
-    if (s.count() < kMinSamples || e.total_us <= 0) continue;
-    const double awake_us = e.total_us - wake_us;
-    const double c = s.correction(e.overhead_us - wake_us, (e.total_us - e.overhead_us) / n);
-    const TierBook& book = awake.book_on(e.tier, 0);
-    TierHistory& h = hv[static_cast<std::size_t>(e.tier)];
-    h.samples = s.count();
-    h.correction = (c * awake_us + wake_us) / e.total_us;
-    h.explored = book.explored;
-    h.seeded = book.seeded;
-    h.stale = false;  // the awake bucket re-measures its own
-    h.refresh = 0;
-  }
-}
-
 void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot) {
   TierBook& book = b.book_on(c.tier, slot);
   if (c.refreshed) {

@@ -42,17 +42,6 @@ constexpr std::int64_t kRedecideEachNs = 1'000'000;
 HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now,
                          std::size_t slot = 0);
 
-// In a bucket of sleeping workers, a parallel tier costs what it costs with
-// them awake plus the wake-up (`wake_us`, in the estimates' overhead). Its
-// own samples there come only from calls that woke them, each the first
-// after a quiet spell and so with the coldest caches (the first 2^20-float
-// call after a 128 MiB write took 430 us on every tier, 150 us serial and
-// 75 us on tbb-static after it); serial runs on beside them, warm, so the
-// comparison always favoured serial. So `hv`'s parallel tiers are taken from
-// the awake twin `awake` where it measured them.
-void borrow_awake_history(const BucketState& awake, const std::vector<Estimate>& est, std::size_t n, double wake_us,
-                          HistoryView& hv);
-
 // Books what choice `c` spends: an exploration run or a re-measurement.
 void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot = 0);
 
@@ -89,9 +78,8 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 constexpr double kWakeGain = 1.1;
 constexpr std::int64_t kWakeMinNs = 1'000'000, kWakeMaxNs = 64'000'000;
 struct AwakeBest {
-  Tier tier = Tier::Serial;  // the awake bucket's fastest parallel tier
-  double us = 0;             // its median, or its prediction while none is measured
-  bool measured = true;
+  Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
+  double us = 0;             // its median
   // Whether waking them would pay, spacing aside. A serial decision is then
   // not settled: cached (and offered to the thread's table, which serves it
   // while the workers sleep), it would keep every call of a burst serial

@@ -147,65 +147,36 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
   return q;
 }
 
-// A bucket's history starts, once per generation, from what earlier runs
-// measured there. `b.mu` held.
-void bring_current(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b) {
-  if (b.generation == st.generation) return;
-  b.reset(st.generation);
-  if (st.history) st.history->seed(site, slot, b);
-}
-
-// What the awake twin of `b`, a bucket of sleeping workers, tells a call
-// there: its parallel tiers' history, into hv (borrow_awake_history), and
-// its fastest parallel tier. Unmeasured there, a tier counts as `est`
-// predicts it awake, so that serial calls, which let the workers sleep on,
-// do not keep a burst serial for want of a parallel run awake ever being
-// measured. Measured too few times to trust (the runs right after serial
-// ones find the data in the other core's cache: a 2^16 saxpy took 11 us
-// on tbb-static, 5.4 us back to back), it counts as the better of that and
-// its prediction, as choose() judges such a tier.
-AwakeBest consult_awake_twin(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b,
-                             const std::vector<Estimate>& est, std::size_t n, double wake, HistoryView& hv) {
-  BucketState* awake = slot.awake_twin(b);
-  std::unique_lock<std::mutex> twin;
-  if (awake) {
-    twin = std::unique_lock(awake->mu, std::try_to_lock);  // never wait on another bucket while holding b's
-    if (!twin.owns_lock()) return {};
-    bring_current(st, site, slot, *awake);  // (no call may have landed there yet in this run)
-    borrow_awake_history(*awake, est, n, wake, hv);
-  }
-  AwakeBest best;
-  for (const Estimate& e : est) {
-    if (!tbb_tier(e.tier) || !e.eligible) continue;
-    const auto t = static_cast<std::size_t>(e.tier);
-    AwakeBest here{e.tier, e.total_us - wake, false};
-    if (const TierSamples* s = awake ? &awake->samples[t] : nullptr; s && s->count() > 0) {
-      const bool trusted = s->count() >= kConfirmSamples && !awake->books[t].seeded;
-      if (trusted || s->median_us() < here.us) here = {e.tier, s->median_us(), true};
-    }
-    if (best.us == 0 || here.us < best.us) best = here;
-  }
-  return best;
-}
-
 // A serial choice in a bucket of sleeping workers may hold only because
 // serial calls let them sleep: wake_for_awake (learning.hpp) decides whether
-// this call wakes them with the awake twin's fastest parallel tier, `awake`.
-void wake_if_faster_awake(BucketState& b, const AwakeBest& awake, Choice& c, std::int64_t now) {
-  if (c.tier != Tier::Serial || c.explored) return;
+// this call wakes them with the awake bucket's fastest measured parallel
+// tier. (Not on a prediction alone: one from the serial time split over the
+// threads woke them for memory-bound calls that no thread count speeds up.)
+void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t tiers, Choice& c, std::int64_t now) {
+  if (c.tier != Tier::Serial || c.explored || !TypeSlot::for_sleeping_workers(b)) return;
   const double serial_us = b.samples[static_cast<std::size_t>(Tier::Serial)].median_us();
-  const Tier t = wake_for_awake(b, awake, serial_us, now);
+  AwakeBest best;
+  if (BucketState* awake = slot.awake_twin(b)) {
+    std::unique_lock lock(awake->mu, std::try_to_lock);  // never wait on another bucket while holding b's
+    if (!lock.owns_lock()) return;
+    if (awake->generation == b.generation)
+      for (Tier t : {Tier::TbbStatic, Tier::TbbAuto}) {
+        const double us = awake->samples[static_cast<std::size_t>(t)].median_us();
+        if ((tiers & tier_bit(t)) && us > 0 && (best.us == 0 || us < best.us)) best = {t, us};
+      }
+  }
+  const Tier t = wake_for_awake(b, best, serial_us, now);
   if (t == Tier::Serial) {
-    if (awake.pays(serial_us)) c.settled = false;  // serial only until the next try
+    if (best.pays(serial_us)) c.settled = false;  // serial only until the next try
     return;
   }
   c.tier = t;
   c.settled = false;
   char why[192];
   std::snprintf(why, sizeof why,
-                "waking oneTBB's workers: awake, %s %s %.1f us against serial %.1f us here, and calls that "
+                "waking oneTBB's workers: awake, %s measured %.1f us against serial %.1f us here, and calls that "
                 "come before they sleep again keep them awake",
-                tier_name(t), awake.measured ? "measured" : "predicted", awake.us, serial_us);
+                tier_name(t), best.us, serial_us);
   c.reason = why;
 }
 
@@ -213,7 +184,10 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
                  const Resolved& r, double idle_us, CallDevice& on, Plan& p) {
   const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
   std::lock_guard lock(b.mu);
-  bring_current(st, site, slot, b);
+  if (b.generation != st.generation) {
+    b.reset(st.generation);
+    if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
+  }
   CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us, on);
   if (q.gpu_ok && q.device_need >= kRoomCheckBytes)
     if (DeviceApi* dev = on.device()) q.device_room = device_room(*dev);
@@ -222,16 +196,13 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   const std::size_t dev = q.gpu_ok && st.device_count() > 1 ? on.slot() : 0;
   auto est = estimate(dev > 0 ? st.profile_for(dev) : st.profile(), q);
   const std::int64_t now = now_ns();
-  HistoryView hv = history_view(b, est, d.n, now, dev);
-  const AwakeBest awake = TypeSlot::for_sleeping_workers(b)
-                              ? consult_awake_twin(st, site, slot, b, est, d.n, wake_us(st.profile(), q), hv)
-                              : AwakeBest{};
+  const HistoryView hv = history_view(b, est, d.n, now, dev);
   ChoiceContext ctx;
   ctx.deterministic = st.config.deterministic();
   ctx.all_on_device = d.all_on_device;
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
-  if (TypeSlot::for_sleeping_workers(b)) wake_if_faster_awake(b, awake, c, now);
+  wake_if_faster_awake(slot, b, q.tiers, c, now);
   note_choice(b, c, now, dev);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);

@@ -5,8 +5,7 @@
 // mode freezes exploration and history. Timings are injected through
 // end_call, so the test is exact and fast. In a bucket of sleeping workers
 // a serial decision wakes them where, awake, a parallel tier is faster,
-// with tries spaced further while they do not hold, and a parallel tier
-// there costs its awake time plus the wake-up.
+// with tries spaced further while they do not hold.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -17,7 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/clock.hpp"
 #include "runtime/cost_model.hpp"
 #include "runtime/history_store.hpp"
 #include "runtime/learning.hpp"
@@ -602,52 +600,5 @@ TEST_CASE("sleeping workers: between tries to wake them, a serial decision is no
   CHECK(tries >= 1);
   CHECK(unsettled_serial >= 1);  // the calls within kWakeMinNs of a try
   CHECK(asleep.cached[first.mask].load() == 0);
-  veda::shutdown();
-}
-
-TEST_CASE("sleeping workers: a parallel tier there costs its awake time plus the wake-up, not its cold first calls") {
-  // Its own samples there come only from calls that woke the workers, each
-  // the first after a quiet spell and the coldest; serial runs on beside
-  // them, warm. Compared as they are, serial would always win.
-  const std::string path = std::filesystem::temp_directory_path() / "veda-asleep-profile.json";
-  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
-    "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
-    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":0.001},"gpu":{"present":false}})";
-  veda::init(veda::Config::builder().threads(2).profile(path).build());  // asleep once idle for 1 ns
-  veda::Runtime& rt = veda::get_runtime();
-  Site& site = *site_for(&kTag, "cold first calls", OpClass::Map, kCpuTiers, {});
-  const CallDesc d = desc(std::size_t{1} << 20);
-  Plan first = begin_call(rt, site, d);
-  for (int i = 0; i < 300 && !TypeSlot::for_sleeping_workers(*first.bucket); ++i) {
-    end_call(rt, first, d, false);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    first = begin_call(rt, site, d);
-  }
-  BucketState& asleep = *first.bucket;
-  REQUIRE(TypeSlot::for_sleeping_workers(asleep));
-  end_call(rt, first, d, false);
-  const int twin = asleep.index - 1;
-  BucketState& awake = site.slot(&kTag).bucket(twin / 2 / TypeSlot::kResidency, twin / 2 % TypeSlot::kResidency, 0);
-  auto decide = [&] {
-    asleep.cached[first.mask].store(0);
-    Plan p = begin_call(rt, site, d);
-    REQUIRE(p.bucket == &asleep);
-    end_call(rt, p, d, false);
-    return p.tier;
-  };
-  auto measured = [](BucketState& b, Tier t, float us, int times) {  // just now, so not due for re-measuring
-    std::lock_guard lock(b.mu);
-    for (int i = 0; i < times; ++i) b.samples[static_cast<std::size_t>(t)].add(us, 1 << 20);
-    b.books[static_cast<std::size_t>(t)].last_sample_ns = now_ns();
-  };
-  measured(asleep, Tier::Serial, 150, 8);
-  measured(asleep, Tier::TbbStatic, 450, 3);
-  measured(asleep, Tier::TbbAuto, 450, 3);
-  // The awake twin measured nothing: its own cold samples decide.
-  CHECK(decide() == Tier::Serial);
-  measured(awake, Tier::TbbStatic, 75, 3);
-  // Awake 75 us plus the 20 us wake-up beats serial's 150 us: every call
-  // pays for waking them, not only the spaced tries (wake_for_awake).
-  for (int i = 0; i < 3; ++i) CHECK(decide() == Tier::TbbStatic);
   veda::shutdown();
 }

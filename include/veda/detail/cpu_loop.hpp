@@ -32,7 +32,7 @@ namespace veda::detail {
 
 inline constexpr std::size_t kDeterministicGrain = 16384;
 
-inline bool parallel_tier(const Plan& p) { return tbb_tier(p.tier); }
+inline bool parallel_tier(const Plan& p) { return p.tier == Tier::TbbStatic || p.tier == Tier::TbbAuto; }
 
 // tbb::parallel_for over [0, count) in grains of `grain`, with the plan's partitioner.
 template <class Task>

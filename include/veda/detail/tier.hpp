@@ -109,7 +109,5 @@ constexpr Device tier_device(Tier t) noexcept {
   const auto i = static_cast<unsigned>(t);
   return i < unsigned(kTierCount) && ((kGpu >> i) & 1u) ? Device::Gpu : Device::Cpu;
 }
-// The tiers that run on oneTBB's workers.
-constexpr bool tbb_tier(Tier t) noexcept { return t == Tier::TbbStatic || t == Tier::TbbAuto; }
 
 }  // namespace veda::detail
