@@ -115,21 +115,26 @@ int main(int argc, char** argv) {
   std::vector<Table> tables;
   bool wrong = false;
   for (ex::Case c : ex::kCases) tables.push_back(run(c, opt, ratios, wrong));
-  // veda's loop on each CPU tier, forced, each contender timed alone: the
-  // loop itself against the hand-written ones, without placement.
-  Table forced("each CPU tier forced, n = 2^20, timed alone: median us",
-               {"expression", "plain loop", "oneTBB fused", "veda serial", "veda tbb-static", "veda tbb-auto"});
-  for (ex::Case c : ex::kCases) {
-    const std::size_t n = 1 << 20;
-    const ex::Data d = make_data(n, 1024);
-    std::vector<float> o(n);
-    ex::veda_setup(d);
-    auto alone = [&](auto&& f) { return measure(f, opt.quick ? 7 : 15, calibrate_batch(f, 2e6)).median / 1e3; };
-    std::vector<std::string> row = {ex::text(c), fmt(alone([&] { ex::serial(c, d, o); }), 1),
-                                    fmt(alone([&] { ex::tbb_loop(c, d, o); }), 1)};
-    for (const char* t : {"serial", "tbb-static", "tbb-auto"}) row.push_back(fmt(alone([&] { ex::veda_fused(c, t); }), 1));
-    forced.add(row);
-  }
+  // veda's loop on each CPU tier, forced, against the hand-written ones
+  // without placement: in rotation (not after a cache eviction), so the
+  // machine's drift affects all alike. At 2^16 the call's fixed costs show.
+  Table forced("each CPU tier forced, in rotation: median us",
+               {"expression", "n", "plain loop", "oneTBB fused", "veda serial", "veda tbb-static", "veda tbb-auto",
+                "tbb-auto / oneTBB"});
+  for (ex::Case c : ex::kCases)
+    for (std::size_t n : {std::size_t{1} << 16, std::size_t{1} << 20}) {
+      const ex::Data d = make_data(n, 1024);
+      std::vector<float> o(n);
+      ex::veda_setup(d);
+      std::vector<std::function<void()>> rs = {[&] { ex::serial(c, d, o); }, [&] { ex::tbb_loop(c, d, o); }};
+      for (const char* t : {"serial", "tbb-static", "tbb-auto"}) rs.push_back([&c, t] { ex::veda_fused(c, t); });
+      const std::vector<int> batch(rs.size(), calibrate_batch(rs[1], 2e6));
+      const auto s = measure_interleaved(rs, opt.quick ? 15 : 31, batch);
+      std::vector<std::string> row = {ex::text(c), n == (1 << 16) ? "2^16" : "2^20"};
+      for (const Stats& x : s) row.push_back(fmt(x.median / 1e3, 1));
+      row.push_back(fmt(s[4].median / s[1].median, 3));
+      forced.add(row);
+    }
   forced.print();
   tables.push_back(forced);
   const double worst = *std::max_element(ratios.begin(), ratios.end());
