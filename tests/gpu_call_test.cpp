@@ -344,6 +344,38 @@ TEST_CASE("forced cuda-streamed: chunked through staging, equal to a serial loop
   if (gpu) CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
 }
 
+TEST_CASE("forced cpu+gpu: the range split between the CPU and the GPU, equal to a serial loop at 0, 1, 1009 and 10^7+1") {
+  Runtime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
+  auto axpy = veda::gpu([] VEDA_FN(float x, float a, double y) { return static_cast<double>(x * a) + y; },
+                        {.name = "split", .tier = "cpu+gpu"});
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1009}, std::size_t{10000001}}) {
+    CAPTURE(n);
+    const auto x = ramp(n, 0.5f);  // exact on every tier
+    std::vector<double> y(n);
+    for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<double>(i % 4099) - 2000.0;
+    std::vector<double> expect(n);
+    for (std::size_t i = 0; i < n; ++i) expect[i] = static_cast<double>(x[i] * 3.0f) + y[i];
+    const veda_test::DeviceWork w;
+    CHECK(axpy(x, 3.0f, y) == expect);
+    if (gpu && n > 0) {
+      veda_test::check_ran("cpu+gpu", w);
+      CHECK(veda::last_decision().reason == "forced tier cpu+gpu by option");
+    }
+    std::vector<double> out(n, -1.0);
+    axpy.into(std::span<double>(out), std::span<const float>(x), 3.0f, y);
+    CHECK(out == expect);
+  }
+  // An Array operand is not split: the forced tier's GPU side, cuda, runs the call.
+  const veda::Array<float> ax(ramp(1009, 0.5f));
+  const veda_test::DeviceWork wa;
+  const veda::Array<double> ra = axpy(ax, 3.0f, std::vector<double>(1009, 1.0));
+  CHECK(ra.to_vector()[1008] == (0.5 * 1008 - 3.0) * 3.0 + 1.0);
+  if (gpu) veda_test::check_ran("cuda", wa);
+  else CHECK(veda::last_decision().device == veda::Device::Cpu);
+  if (gpu) CHECK(veda::get_runtime().memory_stats().cpu_fallbacks == 0);
+}
+
 TEST_CASE("device_launches counts a call's device work: none on the CPU, at least one per GPU call, from 0 per runtime") {
   const auto x = ramp(4097, 1.0f);
   {

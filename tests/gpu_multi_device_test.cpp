@@ -148,7 +148,7 @@ TEST_CASE("with two GPUs, calls run where they are asked to, else where their da
   CHECK(m.devices[1].used > 0);
 }
 
-TEST_CASE("with two GPUs of one kind, a co-executed call splits its GPU part between them") {
+TEST_CASE("with two GPUs of one kind, a co-executed call (a par_iter phase, a veda::gpu map) splits its GPU part between them") {
   AllDevices run;
   if (veda::get_runtime().gpu().in_use.size() < 2) {
     std::printf("skipped: one GPU in this machine, this case needs two\n");
@@ -182,4 +182,16 @@ TEST_CASE("with two GPUs of one kind, a co-executed call splits its GPU part bet
                        .reduce(0.0, [] VEDA_FN(double a, double b) { return a + b; });
   // n = 10 * 1677722 + 3: whole decades sum to 45 each, then 0 + 1 + 2.
   CHECK(s == 45.0 * 1677722 + 3);
+  // A veda::gpu map of host vectors splits the same way.
+  const std::vector<std::uint64_t> before_map = allocations();
+  const veda_test::DeviceWork wm;
+  auto affine = veda::gpu([] VEDA_FN(float v, float a) { return a * v + 1.0f; }, {.name = "split map", .tier = "cpu+gpu"});
+  const std::vector<float> z = affine(x, 3.0f);
+  veda_test::check_ran("cpu+gpu", wm);
+  REQUIRE(z.size() == n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (z[i] != 3.0f * x[i] + 1.0f) FAIL_CHECK("map element " << i << ": " << z[i]);
+  const std::vector<std::uint64_t> after_map = allocations();
+  for (std::size_t i = 0; i < sharing; ++i)
+    CHECK_MESSAGE(after_map[i] > before_map[i], "device slot " << i << " took no share of the map");
 }

@@ -19,10 +19,13 @@
 // gives wrong sums here as it would on GPUs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -41,10 +44,15 @@
 #include "src/calibration.hpp"
 #include "support/private_cache.hpp"
 #include "veda/array.hpp"
+#include "veda/build_config.hpp"
 #include "veda/config.hpp"
 #include "veda/error.hpp"
 #include "veda/memory_stats.hpp"
 #include "veda/runtime.hpp"
+#include "veda/gpu.hpp"
+#if VEDA_HAS_CUDA
+#include "veda/detail/coexec.hpp"
+#endif
 
 using veda::Array;
 using veda::detail::HostDevice;
@@ -786,6 +794,109 @@ TEST_CASE("a co-executed call's GPU part is shared by the idle devices of the ca
   CHECK(coexec_devices(asked) == 1);
   end_call(veda::get_runtime(), asked, d, true);
 }
+
+TEST_CASE("veda::gpu offers cpu+gpu only to a map of host ranges into a host result") {
+  // Contract (gpu.hpp): co-execution splits host ranges; a call with an
+  // Array operand or output stays whole where its data lives.
+  using namespace veda::detail;
+  struct Key {};
+  const veda::GpuOptions o;
+  const std::vector<float> x(7);
+  const Array<float> a(7);
+  constexpr std::uint32_t co = tier_bit(Tier::CoExec);
+  CHECK((veda::detail::kMapTiers & co) != 0);
+  CHECK((describe_map<Key, float>(7, true, o, x, 2.0f).exclude_tiers & co) == 0);
+  CHECK((describe_map<Key, float>(7, true, o, std::span<const float>(x)).exclude_tiers & co) == 0);
+  CHECK((describe_map<Key, float>(7, false, o, x).exclude_tiers & co) != 0);  // into an Array
+  CHECK((describe_map<Key, float>(7, true, o, x, a).exclude_tiers & co) != 0);
+}
+
+#if VEDA_HAS_CUDA
+TEST_CASE("coexec_parts: the devices' shares and the CPU part cover the range once, in source order") {
+  // Contract (detail/coexec.hpp), run with emulated devices: each share on
+  // a helper holding its own device; a share failing recoverably redone on
+  // the CPU; any other exception reaches the caller after every helper.
+  using namespace veda::detail;
+  Running r;
+  veda::Runtime& rt = veda::get_runtime();
+  Plan p;
+  p.gpu_devices = 3;
+  struct Part {
+    std::size_t lo, hi;
+    bool operator==(const Part&) const = default;
+  };
+  using veda::detail::coexec_parts;
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{1009}}) {
+    for (std::size_t g : {std::size_t{0}, n / 2, n * 7 / 10, n}) {
+      CAPTURE(n);
+      CAPTURE(g);
+      std::vector<int> hits(n, 0);
+      std::vector<std::size_t> where(n, 99);  // the device slot, or 9 for the CPU
+      auto parts = coexec_parts<Part>(
+          rt, p, g, n,
+          [&](std::size_t lo, std::size_t hi) {
+            for (std::size_t i = lo; i < hi; ++i) ++hits[i], where[i] = RuntimeState::thread_device();
+            return Part{lo, hi};
+          },
+          [&](std::size_t lo, std::size_t hi) {
+            for (std::size_t i = lo; i < hi; ++i) ++hits[i], where[i] = 9;
+            return Part{lo, hi};
+          });
+      CHECK(std::count(hits.begin(), hits.end(), 1) == static_cast<std::ptrdiff_t>(n));
+      REQUIRE(!parts.empty());
+      CHECK(parts.front().lo == 0);
+      CHECK(parts.back().hi == n);
+      for (std::size_t i = 1; i < parts.size(); ++i) CHECK(parts[i].lo == parts[i - 1].hi);
+      // The first g elements in three equal shares, each on a device of its
+      // own (the first share on the calling thread's); the rest on the CPU.
+      auto share_of = [&](std::size_t i) {
+        std::size_t s = 0;
+        while (g * (s + 1) / 3 <= i) ++s;
+        return s;
+      };
+      std::size_t device_of[3] = {99, 99, 99};
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i >= g) {
+          if (where[i] != 9) FAIL_CHECK("element " << i << " ran on " << where[i] << ", not the CPU");
+          continue;
+        }
+        std::size_t& dev = device_of[share_of(i)];
+        if (dev == 99) dev = where[i];
+        if (where[i] != dev || dev > 2) FAIL_CHECK("element " << i << " ran on " << where[i]);
+      }
+      if (g > 2) CHECK(device_of[0] == RuntimeState::thread_device());
+      for (int a = 0; a < 3; ++a)
+        for (int b = a + 1; b < 3; ++b)
+          if (device_of[a] != 99) CHECK(device_of[a] != device_of[b]);
+    }
+  }
+  // The second share's device out of memory: the CPU redoes it; the parts stay in source order.
+  std::vector<std::size_t> where(90, 99);
+  auto parts = coexec_parts<Part>(
+      rt, p, 60, 90,
+      [&](std::size_t lo, std::size_t hi) {
+        if (lo == 20) throw veda::OutOfMemory("device full");
+        for (std::size_t i = lo; i < hi; ++i) where[i] = RuntimeState::thread_device();
+        return Part{lo, hi};
+      },
+      [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) where[i] = 9;
+        return Part{lo, hi};
+      });
+  CHECK(parts == std::vector<Part>{{0, 20}, {20, 40}, {40, 60}, {60, 90}});
+  CHECK(where[0] == RuntimeState::thread_device());
+  CHECK(where[25] == 9);
+  CHECK(where[45] <= 2);
+  CHECK(where[45] != where[0]);
+  CHECK(where[89] == 9);
+  // Other errors, from a share or from the CPU part, reach the caller.
+  auto fine = [](std::size_t lo, std::size_t hi) { return Part{lo, hi}; };
+  auto user_error = [](std::size_t, std::size_t) -> Part { throw std::runtime_error("user function failed"); };
+  CHECK_THROWS_WITH(coexec_parts<Part>(rt, p, 60, 90, user_error, fine), "user function failed");
+  CHECK_THROWS_WITH(coexec_parts<Part>(rt, p, 60, 90, fine, user_error), "user function failed");
+  CHECK(coexec_parts<Part>(rt, p, 60, 90, fine, fine).size() == 4);  // still usable
+}
+#endif
 
 TEST_CASE("Config::devices: a list of distinct indices, or all of them") {
   using veda::Config;

@@ -143,6 +143,36 @@ TEST_CASE("deterministic mode: bitwise-identical float sums across runs, tiers a
   CHECK(std::all_of(seen.begin(), seen.end(), [&](std::uint32_t b) { return b == seen.front(); }));
 }
 
+TEST_CASE("forced cpu+gpu: the range split between the CPU and the GPU agrees with serial at every length") {
+  // Without a usable GPU the forced tier runs on the CPU; the values are the same.
+  Runtime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
+  const veda::ReduceOptions split{.tier = "cpu+gpu"};
+  for (std::size_t n : kLengths) {
+    CAPTURE(n);
+    const auto v = data<std::int32_t>(n);
+    CHECK(veda::sum(v, split) == std::accumulate(v.begin(), v.end(), std::int64_t{0}));
+    if (gpu && n > 0) CHECK(veda::last_decision().tier == "cpu+gpu");
+    if (n) {
+      CHECK(veda::min(v, split) == *std::min_element(v.begin(), v.end()));
+      CHECK(veda::max(v, split) == *std::max_element(v.begin(), v.end()));
+    }
+    std::vector<double> d(n);
+    for (std::size_t i = 0; i < n; ++i) d[i] = 0.5 * static_cast<double>(i % 1000);  // sums exactly
+    CHECK(veda::sum(d, split) == std::accumulate(d.begin(), d.end(), 0.0));
+  }
+  std::vector<std::int64_t> w(1000003);
+  std::iota(w.begin(), w.end(), -500000);
+  CHECK(veda::reduce(w, std::numeric_limits<std::int64_t>::min(),
+                     [] VEDA_FN(std::int64_t a, std::int64_t b) { return a > b ? a : b; }, split) == 500002);
+  // An Array is not split: the forced tier's GPU side, cuda, reduces it.
+  veda::Array<std::int32_t> a(data<std::int32_t>(4093));
+  const auto v = data<std::int32_t>(4093);
+  CHECK(veda::sum(a, split) == std::accumulate(v.begin(), v.end(), std::int64_t{0}));
+  CHECK(veda::last_decision().tier != "cpu+gpu");
+  if (gpu) CHECK(veda::last_decision().tier == "cuda");
+}
+
 TEST_CASE("decisions for reductions") {
   Runtime rt;
   std::vector<double> v(10);

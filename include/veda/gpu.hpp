@@ -19,6 +19,9 @@
 //   compiled by nvcc against a CUDA-enabled veda, and a GPU is usable) CUDA
 //   candidates, including the transfers the operands' residency requires,
 //   runs the fastest, measures it and learns. last_decision() explains it.
+//   A call over host ranges into a host result may also be split (cpu+gpu):
+//   part of the range on the CPU's workers, the rest in equal shares on the
+//   idle GPUs of the call's device's kind, sized so all finish together.
 // - Call sites not compiled by nvcc run on the CPU; the decision says so.
 // - An exception thrown by f reaches the caller; veda stays usable.
 // - Device lambdas must capture by value (they are copied to the GPU).
@@ -41,6 +44,9 @@
 #include "veda/detail/map_args.hpp"
 #include "veda/detail/site_mode.hpp"
 #include "veda/runtime.hpp"
+#if VEDA_GPU_SITE
+#include "veda/detail/coexec.hpp"
+#endif
 
 namespace veda {
 
@@ -53,7 +59,7 @@ struct GpuOptions {
   CostHint cost{};      // per-element flops/bytes, if known
   std::string name = "veda::gpu";
   // Force a named tier, for benchmarks and debugging: veda::gpu takes "serial",
-  // "tbb-static", "tbb-auto", "cuda", "cuda-streamed"; gpu_kernel "cpu" or
+  // "tbb-static", "tbb-auto", "cuda", "cuda-streamed", "cpu+gpu"; gpu_kernel "cpu" or
   // "cuda-impl". An unknown name is InvalidArgument; a GPU tier that cannot
   // run falls back to the CPU (strict: DeviceError).
   std::string tier;
@@ -74,7 +80,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   d.type_key = &type_tag<Key, R, A...>;
   d.bytes_per_elem = detail::bytes16(sizeof(R) + (0 + ... + (is_range_v<A> ? sizeof(elem_t<A>) : 0)));
   d.device = device_byte(o.device);
-  bool all_dev = true, all_pinned = true, ranges = false;
+  bool all_dev = true, all_pinned = true, ranges = false, arrays = false;
   CopyIn copy_in;
   auto visit = [&](const auto& x) {
     using X = std::remove_cvref_t<decltype(x)>;
@@ -82,6 +88,7 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
       ranges = true;
       const std::size_t bytes = n * sizeof(elem_t<X>);
       if constexpr (is_array_v<X>) {
+        arrays = true;
         const int dev = x.device();  // -1: valid on no device
         copy_in.add(d, x, dev, bytes);
         if (!x.valid_on_host()) d.cpu_d2h_bytes += bytes;
@@ -98,6 +105,9 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   d.all_on_device = ranges && all_dev;
   d.host_pinned = ranges && all_pinned;
   d.d2h_bytes = result_to_host ? n * sizeof(R) : 0;
+  // Co-execution splits host ranges into a host result; Arrays stay whole
+  // where they live.
+  if (arrays || !result_to_host) d.exclude_tiers = tier_bit(Tier::CoExec);
   d.gpu_capable = VEDA_GPU_SITE && device_callable_v<Key>;
   d.nvcc_site = VEDA_GPU_SITE;
   d.placement = o.placement;
@@ -121,7 +131,7 @@ R* host_output(Array<R>& out, const A&... a) {
 
 constexpr std::uint32_t kMapTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) |
                                     tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda) |
-                                    tier_bit(Tier::CudaStreamed);
+                                    tier_bit(Tier::CudaStreamed) | tier_bit(Tier::CoExec);
 }  // namespace detail
 
 inline namespace VEDA_TU_NS {
@@ -200,6 +210,9 @@ class GpuFunction {
     const bool to_host = out_arr == nullptr;
     detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
     d.forced_tier = forced_;
+    // cpu+gpu splits host ranges only: forced on a call with an Array, its GPU side runs it.
+    if (forced_ == detail::Tier::CoExec && (d.exclude_tiers & detail::tier_bit(detail::Tier::CoExec)))
+      d.forced_tier = detail::Tier::Cuda;
     detail::Plan p = detail::begin_call(rt, *site_, d);
 #if VEDA_GPU_SITE
     if constexpr (detail::device_callable_v<F>) {
@@ -246,6 +259,10 @@ class GpuFunction {
       stream_map<R>(rt, host_out, n, a...);
       return true;
     }
+    if (p.tier == detail::Tier::CoExec && !out_arr) {
+      coexec_map<R>(rt, p, host_out, n, a...);
+      return true;
+    }
     void* s = gb::stream(rt);
     std::vector<gb::DeviceTemp> temps;
     temps.reserve(sizeof...(A) + 1);
@@ -275,6 +292,32 @@ class GpuFunction {
       return true;
     }
     return false;
+  }
+
+  // cpu+gpu (detail/coexec.hpp): the range's first part in shares on the
+  // devices, each share the cuda tier over its slice, the rest on the CPU.
+  template <class X>
+  static auto slice(const X& x, std::size_t lo, std::size_t len) {
+    if constexpr (detail::is_range_v<X>) return std::span<const detail::elem_t<X>>(detail::host_data(x) + lo, len);
+    else return x;
+  }
+  template <class R, class... A>
+  void coexec_map(Runtime& rt, const detail::Plan& p, R* host_out, std::size_t n, const A&... a) const {
+    struct Done {};
+    detail::Plan share = p;
+    share.tier = detail::Tier::Cuda;
+    detail::coexec_parts<Done>(
+        rt, p, detail::coexec_gpu_count(p, n), n,
+        [&](std::size_t lo, std::size_t hi) {
+          run_gpu<R>(rt, share, host_out + lo, nullptr, hi - lo, slice(a, lo, hi - lo)...);
+          return Done{};
+        },
+        [&](std::size_t lo, std::size_t hi) {
+          detail::for_ranges(rt, detail::coexec_cpu_plan(rt, p, hi - lo), hi - lo, [&](std::size_t j0, std::size_t j1) {
+            detail::map_range(f_, host_out, lo + j0, lo + j1, detail::host_accessor(a)...);
+          });
+          return Done{};
+        });
   }
 
   // Chunked, overlapped: host ranges stream through pinned staging.

@@ -6,10 +6,12 @@
 //
 // Contract:
 // - Tiers: serial on the calling thread, oneTBB parallel_reduce (static or
-//   auto partitioner), CUB DeviceReduce on the GPU. sum/min/max of float,
-//   double, (u)int32, (u)int64 and uint8 have a GPU tier from any call site;
-//   reduce() with your operator has one where the call site is compiled by
-//   nvcc and the operator is VEDA_FN.
+//   auto partitioner), CUB DeviceReduce on the GPU, and for host ranges
+//   cpu+gpu: part of the range on the CPU, the rest in equal shares on the
+//   idle GPUs of the call's device's kind. sum/min/max of float, double,
+//   (u)int32, (u)int64 and uint8 have GPU tiers from any call site;
+//   reduce() with your operator has them where the call site is compiled
+//   by nvcc and the operator is VEDA_FN.
 // - sum of integers accumulates in 64 bits (sum_t<T>); floats in their type.
 //   The combination order is unspecified, as for std::reduce: op must be
 //   associative and commutative, `identity` its identity element.
@@ -27,6 +29,7 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -40,6 +43,7 @@
 #include "veda/runtime.hpp"
 
 #if VEDA_HAS_CUDA
+#include "veda/detail/coexec.hpp"
 #include "veda/detail/gpu_bridge.hpp"
 #endif
 #if VEDA_GPU_SITE
@@ -56,8 +60,8 @@ struct ReduceOptions {
 };
 
 namespace detail {
-constexpr std::uint32_t kReduceTiers =
-    tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda);
+constexpr std::uint32_t kReduceTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) |
+                                       tier_bit(Tier::Cuda) | tier_bit(Tier::CoExec);
 
 template <class Tag>
 Site* reduce_site(const ReduceOptions& o, const char* default_name) {
@@ -113,6 +117,25 @@ Acc reduce_gpu(Runtime& rt, const Range& r, const Acc& identity, [[maybe_unused]
   if constexpr (is_array_v<Range>) gb::done(*r.buffer(), s);
   return result;
 }
+
+// cpu+gpu (detail/coexec.hpp): the range's first part in shares on the
+// devices, the rest on the CPU's workers; the parts combined in source order.
+template <class Acc, class T, class Op>
+Acc reduce_coexec(Runtime& rt, const Plan& p, const T* data, std::size_t n, const Acc& identity, const Op& op,
+                  std::optional<ReduceKind> builtin) {
+  const std::vector<Acc> parts = coexec_parts<Acc>(
+      rt, p, coexec_gpu_count(p, n), n,
+      [&](std::size_t lo, std::size_t hi) {
+        return reduce_gpu<Acc>(rt, std::span<const T>(data + lo, hi - lo), identity, op, builtin);
+      },
+      [&](std::size_t lo, std::size_t hi) {
+        return run_reduce_cpu(rt, coexec_cpu_plan(rt, p, hi - lo), false,
+                              [d = data + lo](std::size_t i) { return d[i]; }, hi - lo, identity, op);
+      });
+  Acc acc = parts.front();
+  for (std::size_t i = 1; i < parts.size(); ++i) acc = op(acc, parts[i]);
+  return acc;
+}
 #endif
 
 // builtin: the operator is sum/min/max (GPU tier from libveda); otherwise the
@@ -143,11 +166,23 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   d.placement = o.placement;
   d.strict = o.strict;
   d.forced_tier = o.tier.empty() ? Tier::Count : parse_tier(o.tier);
+  if constexpr (is_array_v<Range>) {
+    // cpu+gpu splits host ranges; an Array stays whole where it lives (forced: its GPU side).
+    d.exclude_tiers = tier_bit(Tier::CoExec);
+    if (d.forced_tier == Tier::CoExec) d.forced_tier = Tier::Cuda;
+  }
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu && n > 0) {
     Acc result = identity;  // (Acc need not be default constructible)
     if (try_gpu(rt, p, d, [&] {
+          if constexpr (!is_array_v<Range>) {
+            if (p.tier == Tier::CoExec) {
+              result = reduce_coexec<Acc>(rt, p, r.data(), n, identity, op, builtin);
+              end_call(rt, p, d);
+              return;
+            }
+          }
           result = reduce_gpu<Acc>(rt, r, identity, op, builtin);
           end_call(rt, p, d);
         }))

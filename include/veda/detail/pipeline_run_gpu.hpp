@@ -3,12 +3,10 @@
 // and CPU+GPU co-execution. Friend of Runner (pipeline_run.hpp).
 #pragma once
 
-#include <cmath>
-#include <exception>
 #include <optional>
-#include <thread>
 #include <vector>
 
+#include "veda/detail/coexec.hpp"
 #include "veda/detail/pipeline_gpu.hpp"
 #include "veda/detail/pipeline_run.hpp"
 
@@ -168,34 +166,26 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     return out;
   }
 
-  // The range split: the GPU part, the first g elements, goes to
-  // p.gpu_devices devices of one kind in equal shares, each on a helper
-  // thread, while the CPU's workers take the rest; results join in source
-  // order. A share whose device fails recoverably runs on the CPU after.
+  // The range split (detail/coexec.hpp): the GPU part, the first g
+  // elements, in equal shares on p.gpu_devices devices of one kind while the
+  // CPU's workers take the rest; results join in source order.
   template <std::size_t I, std::size_t E, Segment seg, class Feed, class Range>
   static auto coexec(R& self, const Feed& raw, const Range& r, const Plan& p, const CallDesc& d) {
     using VIn = value_at_t<V0, Stages, seg.g0>;
     using VOut = value_at_t<V0, Stages, seg.g1>;
+    using Part = typename part_of<Term>::type;
     Runtime& rt = self.rt_;
     const Feed feed = R::bound(raw);
     const std::size_t count = r.hi - r.lo;
-    const std::size_t g = std::min(count, static_cast<std::size_t>(std::llround(p.gpu_fraction * static_cast<double>(count))));
-    Plan cpu = p;
-    const std::size_t threads = static_cast<std::size_t>(std::max(1, rt.config().threads()));
-    cpu.tier = threads > 1 ? Tier::TbbStatic : Tier::Serial;
-    auto cpu_run = [&](std::size_t base) {
-      return [&, base](std::size_t j0, std::size_t j1, auto& sink) {
-        for (std::size_t j = j0; j < j1; ++j)
-          if (!apply<I, E>(self.st_, r, r.lo + base + j, feed.get(r.lo + base + j), sink)) return false;
-        return true;
-      };
-    };
-    using Part = typename part_of<Term>::type;
     std::vector<VOut> out(Term::kind == TermKind::Collect ? count : 0);
     // [lo, hi) of the range on the CPU: collected in place, or a partial reduction.
     auto on_cpu = [&](std::size_t lo, std::size_t hi) {
-      cpu.grain = std::max<std::size_t>(1, (hi - lo + threads - 1) / threads);
-      auto run = cpu_run(lo);
+      const Plan cpu = coexec_cpu_plan(rt, p, hi - lo);
+      auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {
+        for (std::size_t j = lo + j0; j < lo + j1; ++j)
+          if (!apply<I, E>(self.st_, r, r.lo + j, feed.get(r.lo + j), sink)) return false;
+        return true;
+      };
       if constexpr (Term::kind == TermKind::Collect) {
         for_ranges(rt, cpu, hi - lo, [&](std::size_t j0, std::size_t j1) {
           VOut* dst = out.data() + lo + j0;
@@ -210,68 +200,34 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
         return static_cast<Part>(self.term_.template cpu<VOut>(rt, cpu, hi - lo, std::true_type{}, run));
       }
     };
-    const std::vector<DeviceShare> shares = gpu_bridge::share_devices(rt, p);
-    struct Release {
-      Runtime& rt;
-      const std::vector<DeviceShare>& shares;
-      ~Release() { gpu_bridge::shares_done(rt, shares); }
-    } release{rt, shares};
-    const std::size_t k = shares.size();
-    auto share_lo = [&](std::size_t i) { return g * i / k; };
-    std::vector<std::optional<Part>> parts(k);  // each share's partial reduction
-    std::vector<std::exception_ptr> errors(k);
-    std::vector<std::thread> helpers;
-    struct Join {
-      std::vector<std::thread>& ts;
-      ~Join() {
-        for (auto& t : ts)
-          if (t.joinable()) t.join();
+    auto on_device = [&](std::size_t lo, std::size_t hi) {
+      const std::size_t len = hi - lo;
+      void* s = gpu_bridge::stream(rt);
+      std::optional<gpu_bridge::DeviceTemp> staged;
+      auto seg_out = [&] {
+        if constexpr (feed_traits<Feed>::index)
+          return run_segment<seg.g0, seg.g1, Stages, IndexAcc<VIn>, V0>(rt, self.st_, IndexAcc<VIn>{feed.get(r.lo + lo)},
+                                                                        len, s);
+        else
+          return run_segment<seg.g0, seg.g1, Stages, RangeAcc<VIn>, V0>(
+              rt, self.st_, RangeAcc<VIn>{stage_in(self, host_ptr(feed) + r.lo + lo, len, s, staged)}, len, s);
+      }();
+      if constexpr (Term::kind == TermKind::Collect) {
+        gpu_bridge::copy_out(rt, out.data() + lo, seg_out.data(), len * sizeof(VOut), s, false);
+        return Part{};
+      } else {
+        return static_cast<Part>(self.term_.template device<VOut>(rt, seg_out.data(), len, s));
       }
-    } join{helpers};
-    for (std::size_t i = 0; i < k; ++i)
-      if (share_lo(i + 1) > share_lo(i))
-        helpers.emplace_back([&, i] {
-          copy_without_workers();  // the CPU share holds the workers
-          gpu_bridge::set_thread_device(shares[i].slot);
-          const std::size_t lo = share_lo(i), len = share_lo(i + 1) - lo;
-          try {
-            void* s = gpu_bridge::stream(rt);
-            std::optional<gpu_bridge::DeviceTemp> staged;
-            auto seg_out = [&] {
-              if constexpr (feed_traits<Feed>::index)
-                return run_segment<seg.g0, seg.g1, Stages, IndexAcc<VIn>, V0>(rt, self.st_, IndexAcc<VIn>{feed.get(r.lo + lo)},
-                                                                              len, s);
-              else
-                return run_segment<seg.g0, seg.g1, Stages, RangeAcc<VIn>, V0>(
-                    rt, self.st_, RangeAcc<VIn>{stage_in(self, host_ptr(feed) + r.lo + lo, len, s, staged)}, len, s);
-            }();
-            if constexpr (Term::kind == TermKind::Collect)
-              gpu_bridge::copy_out(rt, out.data() + lo, seg_out.data(), len * sizeof(VOut), s, false);
-            else
-              parts[i] = self.term_.template device<VOut>(rt, seg_out.data(), len, s);
-          } catch (...) {
-            errors[i] = std::current_exception();
-          }
-        });
-    const Part cpu_part = g < count || helpers.empty() ? on_cpu(g, count) : Part{};
-    for (auto& t : helpers) t.join();
-    for (std::size_t i = 0; i < k; ++i)
-      if (errors[i]) {
-        if (!recoverable_device_error(errors[i])) std::rethrow_exception(errors[i]);
-        parts[i] = on_cpu(share_lo(i), share_lo(i + 1));  // the CPU takes this share too
-      }
+    };
+    const std::vector<Part> parts = coexec_parts<Part>(rt, p, coexec_gpu_count(p, count), count, on_device, on_cpu);
     end_call(rt, p, d);
     plan_add();
     if constexpr (Term::kind == TermKind::Collect) {
-      (void)cpu_part;
       return out;
     } else {
-      // In source order: the devices' shares, then the CPU's.
-      std::optional<Part> acc;
-      for (auto& q : parts)
-        if (q) acc = acc ? self.term_.combine(*acc, *q) : *q;
-      if (!acc) return cpu_part;
-      return g < count ? self.term_.combine(*acc, cpu_part) : *acc;
+      Part acc = parts.front();
+      for (std::size_t i = 1; i < parts.size(); ++i) acc = self.term_.combine(acc, parts[i]);
+      return acc;
     }
   }
 };
