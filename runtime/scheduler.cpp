@@ -233,7 +233,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   b.cached_slot[r.mask].store(static_cast<std::uint8_t>(dev), std::memory_order_relaxed);
   b.cached[r.mask].store(settled, std::memory_order_release);
   p.tier = c.tier;
-  p.gpu_fraction = c.gpu_fraction;
+  p.gpu_fraction = static_cast<float>(c.gpu_fraction);
   p.gpu_devices = static_cast<std::uint8_t>(c.gpu_devices);
   p.sync_for_timing = !c.settled;
 }
@@ -390,7 +390,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
       if (auto e = std::static_pointer_cast<const Explanation>(p.explanation))
         for (const auto& est : e->estimates)
           if (est.tier == Tier::CoExec && est.gpu_fraction > 0) {
-            p.gpu_fraction = est.gpu_fraction;
+            p.gpu_fraction = static_cast<float>(est.gpu_fraction);
             p.gpu_devices = static_cast<std::uint8_t>(est.gpu_devices);
           }
     }
@@ -401,7 +401,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
              (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = static_cast<Tier>((packed & 0xff) - 1);
     if (p.tier == Tier::CoExec) {
-      p.gpu_fraction = b.coexec_fraction.load(std::memory_order_relaxed);
+      p.gpu_fraction = static_cast<float>(b.coexec_fraction.load(std::memory_order_relaxed));
       p.gpu_devices = b.coexec_devices.load(std::memory_order_relaxed);
     }
     p.sync_for_timing = false;
