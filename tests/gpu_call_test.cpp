@@ -32,6 +32,20 @@ std::vector<float> ramp(std::size_t n, float scale) {
   return v;
 }
 
+// x (halves and small integers: every tier computes x * 3 exactly), y, and x * 3 + y.
+struct AxpyData {
+  std::vector<float> x;
+  std::vector<double> y, expect;
+};
+AxpyData axpy_data(std::size_t n) {
+  AxpyData d{ramp(n, 0.5f), std::vector<double>(n), std::vector<double>(n)};
+  for (std::size_t i = 0; i < n; ++i) {
+    d.y[i] = static_cast<double>(i % 4099) - 2000.0;
+    d.expect[i] = static_cast<double>(d.x[i] * 3.0f) + d.y[i];
+  }
+  return d;
+}
+
 struct Runtime {
   explicit Runtime(veda::Config c = veda::Config::builder().calibration(veda::CalibrationMode::Off).build()) {
     veda::init(c);
@@ -321,11 +335,7 @@ TEST_CASE("forced cuda-streamed: chunked through staging, equal to a serial loop
                        {.name = "streamed", .tier = "cuda-streamed"});
   for (std::size_t n : {std::size_t{1}, std::size_t{1000003}, std::size_t{10000001}}) {
     CAPTURE(n);
-    const auto x = ramp(n, 0.5f);  // halves and small integers: every tier computes them exactly
-    std::vector<double> y(n);
-    for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<double>(i % 4099) - 2000.0;
-    std::vector<double> expect(n);
-    for (std::size_t i = 0; i < n; ++i) expect[i] = static_cast<double>(x[i] * 3.0f) + y[i];
+    const auto [x, y, expect] = axpy_data(n);
     const veda_test::DeviceWork w;
     CHECK(axpy(x, 3.0f, y) == expect);
     auto d = veda::last_decision();
@@ -351,11 +361,7 @@ TEST_CASE("forced cpu+gpu: the range split between the CPU and the GPU, equal to
                         {.name = "split", .tier = "cpu+gpu"});
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1009}, std::size_t{10000001}}) {
     CAPTURE(n);
-    const auto x = ramp(n, 0.5f);  // exact on every tier
-    std::vector<double> y(n);
-    for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<double>(i % 4099) - 2000.0;
-    std::vector<double> expect(n);
-    for (std::size_t i = 0; i < n; ++i) expect[i] = static_cast<double>(x[i] * 3.0f) + y[i];
+    const auto [x, y, expect] = axpy_data(n);
     const veda_test::DeviceWork w;
     CHECK(axpy(x, 3.0f, y) == expect);
     if (gpu && n > 0) {
