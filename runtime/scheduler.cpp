@@ -302,6 +302,14 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d);
 
 void begin_call_slow(Runtime& rt, Site& site, const CallDesc& d, Plan& p) {
   RuntimeState& st = rt.state();
+  if (d.forced_tier == Tier::CoExec && (d.exclude_tiers & tier_bit(Tier::CoExec))) {
+    // cpu+gpu forced on a call that cannot be split (an Array stays whole
+    // where it lives): its GPU side runs it.
+    CallDesc whole = d;
+    whole.forced_tier = Tier::Cuda;
+    begin_call_slow(rt, site, whole, p);
+    return;
+  }
   if (!st.replay && !st.recorder) {
     p = plan_call(rt, site, d);
     return;

@@ -210,9 +210,6 @@ class GpuFunction {
     const bool to_host = out_arr == nullptr;
     detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
     d.forced_tier = forced_;
-    // cpu+gpu splits host ranges only: forced on a call with an Array, its GPU side runs it.
-    if (forced_ == detail::Tier::CoExec && (d.exclude_tiers & detail::tier_bit(detail::Tier::CoExec)))
-      d.forced_tier = detail::Tier::Cuda;
     detail::Plan p = detail::begin_call(rt, *site_, d);
 #if VEDA_GPU_SITE
     if constexpr (detail::device_callable_v<F>) {

@@ -167,9 +167,7 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   d.strict = o.strict;
   d.forced_tier = o.tier.empty() ? Tier::Count : parse_tier(o.tier);
   if constexpr (is_array_v<Range>) {
-    // cpu+gpu splits host ranges; an Array stays whole where it lives (forced: its GPU side).
-    d.exclude_tiers = tier_bit(Tier::CoExec);
-    if (d.forced_tier == Tier::CoExec) d.forced_tier = Tier::Cuda;
+    d.exclude_tiers = tier_bit(Tier::CoExec);  // cpu+gpu splits host ranges; an Array stays whole
   }
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA

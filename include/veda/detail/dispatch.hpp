@@ -79,7 +79,7 @@ struct CallDesc {
   std::uint16_t bytes_per_elem = 0; // read + written per element (bytes16: saturated)
   std::int8_t device = -1;          // the device the call asks for (its options), -1: any
   std::int8_t resident_device = -1; // the device its operands on a device pick (CopyIn), -1: none
-  std::uint32_t exclude_tiers : 24 = 0;  // tier_bit()s of the site's tiers this call may not use
+  std::uint32_t exclude_tiers : 24 = 0;  // tier_bit()s of the site's tiers this call may not use (forced cpu+gpu: cuda)
   // Of h2d_bytes, the part (in 255ths) held by another device rather than
   // the host (several devices: see CopyIn).
   std::uint32_t peer_share : 8 = 0;
