@@ -26,6 +26,7 @@ void retrying(Copy&& copy) {
 Buffer::Buffer(std::unique_ptr<HostStorage> host) : host_(std::move(host)), bytes_(host_->bytes) {}
 
 Buffer::~Buffer() {
+  if (!on_device_ever()) return;
   {
     std::lock_guard lock(mu_);
     if (tracked_by_.empty() && copies_.empty()) return;  // never on a device, or evicted already
@@ -51,20 +52,24 @@ Buffer::~Buffer() {
 }
 
 bool Buffer::valid_on_host() const {
+  if (!on_device_ever()) return true;
   std::lock_guard lock(mu_);
   return host_valid_;
 }
 bool Buffer::valid_on_device() const {
+  if (!on_device_ever()) return false;
   std::lock_guard lock(mu_);
   return any_device_valid_locked();
 }
 bool Buffer::valid_on_device(int index) const {
+  if (!on_device_ever()) return false;
   std::lock_guard lock(mu_);
   for (const DeviceCopy& c : copies_)
     if (c.valid && c.dev->index() == index) return true;
   return false;
 }
 int Buffer::device() const {
+  if (!on_device_ever()) return -1;
   std::lock_guard lock(mu_);
   for (const DeviceCopy& c : copies_)
     if (c.valid) return c.dev->index();
@@ -230,12 +235,14 @@ void Buffer::drop_other_copies_locked(const DeviceApi& keep) noexcept {
 }
 
 const void* Buffer::host_read() {
+  if (!on_device_ever()) return host_->data;
   std::lock_guard lock(mu_);
   pull_to_host_locked();
   return host_->data;
 }
 
 void* Buffer::host_write() {
+  if (!on_device_ever()) return host_->data;
   std::lock_guard lock(mu_);
   pull_to_host_locked();
   for (DeviceCopy& c : copies_) {
@@ -246,6 +253,7 @@ void* Buffer::host_write() {
 }
 
 void* Buffer::host_overwrite() {
+  if (!on_device_ever()) return host_->data;
   std::lock_guard lock(mu_);
   throw_if_lost_locked();
   for (DeviceCopy& c : copies_) {
@@ -276,6 +284,7 @@ Buffer::DeviceCopy& Buffer::ensure_copy_locked(DeviceApi& dev, StreamHandle s) {
 void Buffer::track_before_placing(DeviceApi& dev) {
   {
     std::lock_guard lock(mu_);
+    placed_.store(true, std::memory_order_release);
     if (std::find(tracked_by_.begin(), tracked_by_.end(), &dev) != tracked_by_.end()) return;
   }
   dev.track(this);
@@ -327,6 +336,7 @@ void Buffer::copy_in_locked(DeviceCopy& c, StreamHandle s) {
 }
 
 void Buffer::device_done(StreamHandle s) {
+  if (!on_device_ever()) return;
   std::lock_guard lock(mu_);
   // A stream belongs to one device; an emulated synchronous device may hand
   // the same handle out on several, and noting work there is harmless.
@@ -335,6 +345,7 @@ void Buffer::device_done(StreamHandle s) {
 }
 
 void Buffer::evict_to_host() {
+  if (!on_device_ever()) return;
   std::vector<DeviceApi*> tracked;
   {
     std::lock_guard lock(mu_);

@@ -2,6 +2,7 @@
 #include "veda/expr.hpp"
 
 #include <algorithm>
+#include <ranges>
 #include <vector>
 
 #include "runtime/runtime_state.hpp"
@@ -116,28 +117,23 @@ void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, 
   CallDesc d = op_desc(n, c.out_bytes, o);
   d.type_key = slot_key(c.dims);
   std::size_t bytes = n * c.out_bytes;
-  std::vector<const Buffer*> bufs;
-  bufs.reserve(c.leaves.size());
   bool alias = false;  // the output is also an operand (of its shape: see assign)
   for (const ExprLeaf& l : c.leaves) {
     bytes += l.shape.size() * l.elem_bytes;
-    bufs.push_back(l.buf);
     alias |= l.buf == c.out;
   }
   d.bytes_per_elem = bytes16((bytes + n - 1) / n);
-  describe_buffers(d, bufs);
+  describe_buffers(d, c.leaves | std::views::transform(&ExprLeaf::buf));
 #if VEDA_HAS_CUDA
-  cuda::CudaDevice* dev = rt.gpu_usable() ? dynamic_cast<cuda::CudaDevice*>(rt.state().device()) : nullptr;
-  d.gpu_capable = dev && cuda::expr_fits_kernel(c);
-  if (d.gpu_capable) d.gpu_setup_us = static_cast<float>(cuda::expr_setup_us(*dev, c));
+  if (rt.gpu_usable()) {  // (without one, the decision names that, not the expression)
+    auto* dev = dynamic_cast<cuda::CudaDevice*>(rt.state().device());
+    d.gpu_capable = dev && cuda::expr_fits_kernel(c);
+    if (d.gpu_capable) d.gpu_setup_us = static_cast<float>(cuda::expr_setup_us(*dev, c));
+  }
 #endif
   run_op(
       rt, expr_site(c, o), d,
-      [&](const Plan& p) {
-        std::vector<const void*> bases(c.leaves.size());
-        for (std::size_t k = 0; k < bases.size(); ++k) bases[k] = c.leaves[k].buf->host_read();
-        cpu(node, rt, p, c, bases.data(), host_out(c.out, alias));
-      },
+      [&](const Plan& p) { cpu(node, rt, p, c, host_out(c.out, alias)); },
       [&](const Plan&) {
 #if VEDA_HAS_CUDA
         auto& cd = cuda_device(rt);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -84,7 +85,9 @@ inline void describe_axis(CallDesc& d, ScalarType t, const AxisSplit& s) {
 
 // Adds where the operands' valid copies are to d (the bytes each tier would
 // move), for ops whose results stay where they are computed.
-inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
+// `bufs`: a sized range of (const) Buffer pointers, null for an absent operand.
+template <std::ranges::sized_range Bufs>
+void describe_buffers(CallDesc& d, Bufs&& bufs) {
   bool all = true, any = false;
   CopyIn copy_in;
   for (const Buffer* b : bufs) {
@@ -95,7 +98,7 @@ inline void describe_buffers(CallDesc& d, std::span<const Buffer* const> bufs) {
     any |= where >= 0;
   }
   all &= copy_in.finish(d);
-  d.all_on_device = all && bufs.size() > 0;
+  d.all_on_device = all && std::ranges::size(bufs) > 0;
   d.any_on_device = any;
   d.gpu_capable = VEDA_HAS_CUDA;
   d.nvcc_site = true;  // library kernels need no nvcc at the call site

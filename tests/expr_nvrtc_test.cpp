@@ -15,18 +15,17 @@
 namespace {
 namespace cuda = veda::detail::cuda;
 
+// The kernel source of e with `dims` planned dimensions, into a T.
 template <class T, class E>
-veda::detail::ExprCall call_for(const E& e, int dims) {
-  veda::detail::ExprCall c = veda::detail::collect(e.node());
-  c.text = &veda::detail::expr_text<std::remove_cvref_t<decltype(e.node())>>();
+std::string source_for(const E& e, int dims) {
+  veda::detail::ExprCallOf<std::remove_cvref_t<decltype(e.node())>> c(e.node());
   c.out_type = veda::detail::cuda_type_name<T>();
   c.out_bytes = sizeof(T);
   c.dims = dims;
-  return c;
+  return cuda::expr_kernel_source(c);
 }
 
-void compiles(const veda::detail::ExprCall& c) {
-  const std::string src = cuda::expr_kernel_source(c);
+void compiles(const std::string& src) {
   CAPTURE(src);
   for (int arch : {80, 90}) {
     const cuda::ExprImage img = cuda::compile_expr(src, arch);
@@ -46,19 +45,19 @@ TEST_CASE("every operation, type and dimension count compiles to a CUBIN") {
   const veda::Array<bool> m(veda::Shape{2, 3});
   for (int dims = 1; dims <= 4; ++dims) {
     CAPTURE(dims);
-    compiles(call_for<float>((f - d) / (f + 1.0f) * 2 + veda::sqrt(veda::abs(f)), dims));
-    compiles(call_for<double>(veda::where(f > d, veda::exp(-f), veda::maximum(f, d) - veda::tanh(d)), dims));
-    compiles(call_for<float>(veda::clamp(veda::pow(f, 2) - veda::log(f) + veda::sin(f) * veda::cos(f), -1, 1), dims));
-    compiles(call_for<bool>((i <= l) == m, dims));
-    compiles(call_for<std::int64_t>(veda::abs(i) - l * 3 + veda::minimum(i, 7), dims));
-    compiles(call_for<double>(i / l + veda::where(m, 1, 0), dims));
-    compiles(call_for<std::int32_t>(f * 2.5, dims));
+    compiles(source_for<float>((f - d) / (f + 1.0f) * 2 + veda::sqrt(veda::abs(f)), dims));
+    compiles(source_for<double>(veda::where(f > d, veda::exp(-f), veda::maximum(f, d) - veda::tanh(d)), dims));
+    compiles(source_for<float>(veda::clamp(veda::pow(f, 2) - veda::log(f) + veda::sin(f) * veda::cos(f), -1, 1), dims));
+    compiles(source_for<bool>((i <= l) == m, dims));
+    compiles(source_for<std::int64_t>(veda::abs(i) - l * 3 + veda::minimum(i, 7), dims));
+    compiles(source_for<double>(i / l + veda::where(m, 1, 0), dims));
+    compiles(source_for<std::int32_t>(f * 2.5, dims));
   }
 }
 
 TEST_CASE("an architecture newer than NVRTC knows gets PTX for the newest it does") {
   const veda::Array<float> f(4);
-  const cuda::ExprImage img = cuda::compile_expr(cuda::expr_kernel_source(call_for<float>(f * 2, 1)), 999);
+  const cuda::ExprImage img = cuda::compile_expr(source_for<float>(f * 2, 1), 999);
   CHECK(img.ptx);
   CHECK(img.bytes.find(".entry veda_expr") != std::string::npos);
 }

@@ -235,14 +235,12 @@ TEST_CASE("an output may be an operand; assignment writes in place") {
 }
 
 TEST_CASE("an operand that appears several times is one pointer in the CPU loop, and the values stay right") {
-  using veda::detail::ExprCall;
   veda_test::OpRuntime rt;
   const veda::Array<float> A(values(10, 1.0f, 0.0f)), B(values(10, 2.0f, 1.0f)), C(values(10, 3.0f, 1.0f));
   // The map the loop uses: leaf k read through leaf map[k] (4 bits each).
   auto map_of = [](const auto& e, std::vector<const void*> bases) {
     using N = std::remove_cvref_t<decltype(e.node())>;
-    ExprCall c;
-    e.node().collect(c);
+    const veda::detail::ExprCallOf<N> c(e.node());
     const std::size_t m = veda::detail::expr_leaf_map_index<N::kLeaves>(c, bases.data());
     return veda::detail::kExprLeafMaps<N::kLeaves>[m];
   };
@@ -255,8 +253,8 @@ TEST_CASE("an operand that appears several times is one pointer in the CPU loop,
   CHECK(map_of(A + B + C + A + B, {a, b, c, a, b}) == veda::detail::kExprOwnLeaves);
   CHECK(map_of(A + B + C, {a, b, c}) == veda::detail::kExprOwnLeaves);
   {  // the same buffer walked with other strides is another operand
-    ExprCall call;
-    (A + A).node().collect(call);
+    const auto twice = A + A;
+    veda::detail::ExprCallOf<std::remove_cvref_t<decltype(twice.node())>> call(twice.node());
     call.leaves[0].stride[3] = 1;  // planned strides; the other leaf broadcasts (0)
     const void* bases[] = {a, a};
     CHECK(veda::detail::kExprLeafMaps<2>[veda::detail::expr_leaf_map_index<2>(call, bases)] ==
@@ -305,4 +303,11 @@ TEST_CASE("each expression structure is its own call site, named by its readable
   CHECK(veda::last_decision().name == "expr (maximum(x0, s0) * s1)");
   (void)veda::eval(x + 1, {.name = "bias"});
   CHECK(veda::last_decision().name == "bias");
+  // An expression is not a user function: without a GPU the reason says so, not "mark it VEDA_FN".
+  if (!veda::get_runtime().gpu_usable()) {
+    const std::string why = veda::last_decision().reason;
+    CAPTURE(why);
+    CHECK(why.find("no usable GPU") != std::string::npos);
+    CHECK(why.find("VEDA_FN") == std::string::npos);
+  }
 }

@@ -15,6 +15,8 @@ void plain(Data& d);        // plain.cpp: the loop a user would write
 void tbb_static(Data& d);   // tbb.cpp: raw oneTBB parallel_for, static partitioner
 void veda_into(Data& d);    // veda.cpp: wrapped call writing into d.out
 void veda_return(Data& d);  // veda.cpp: wrapped call returning a new vector
+void veda_assign(Data& d);  // veda.cpp: the expression 2 * x + y assigned to an Array (its own copies of d)
+void veda_release();        // veda.cpp: frees veda_assign's Arrays (before veda::shutdown)
 void plain_return(Data& d); // plain.cpp: the loop into a new vector
 
 }  // namespace bench::dispatch

@@ -171,16 +171,6 @@ void evaluate_into(const N& node, ExprCall& c, const Shape& s, Array<T>& out, co
   run_expr(c, s, o, &expr_cpu<N, T>, &node);
 }
 
-template <class N>
-ExprCall collect(const N& node) {
-  ExprCall c;
-  c.text = &expr_text<N>();
-  c.leaves.reserve(N::kLeaves);
-  c.scalars.reserve(c.text->scalar_types.size());
-  node.collect(c);
-  return c;
-}
-
 // `node`, whose call is c and broadcast shape s, into a new Array<R>.
 template <class R, class N>
 Array<R> evaluate_new(const N& node, ExprCall& c, const Shape& s, const ExprOptions& o) {
@@ -197,7 +187,7 @@ template <class T = void, class N>
 auto eval(const Expr<N>& e, const ExprOptions& o = {}) {
   using R = std::conditional_t<std::is_void_v<T>, typename N::value_type, T>;
   static_assert(detail::ExprElem<R>, "veda::eval: the result type must be float, double, int32, int64 or bool");
-  detail::ExprCall c = detail::collect(e.node());
+  detail::ExprCallOf<N> c(e.node());
   return detail::evaluate_new<R>(e.node(), c, detail::expr_shape(c), o);
 }
 
@@ -207,7 +197,7 @@ template <detail::ExprElem T, class E>
   requires detail::TensorOperand<E>
 void assign(Array<T>& out, E&& e, const ExprOptions& o = {}) {
   const auto node = detail::tensor_node(std::forward<E>(e));
-  detail::ExprCall c = detail::collect(node);
+  detail::ExprCallOf<std::remove_const_t<decltype(node)>> c(node);
   const Shape s = detail::expr_shape(c);
   if (s != out.shape()) detail::throw_assign_shape(s, out.shape());
   detail::evaluate_into(node, c, s, out, o);
@@ -220,7 +210,7 @@ Array<T>::Array(const Expr<N>& e) : Array(eval<T>(e)) {}
 template <class T>
 template <class N>
 Array<T>& Array<T>::operator=(const Expr<N>& e) {
-  detail::ExprCall c = detail::collect(e.node());
+  detail::ExprCallOf<N> c(e.node());
   const Shape s = detail::expr_shape(c);
   if (buf_ && s == shape_) detail::evaluate_into(e.node(), c, s, *this, {});  // in place: no allocation
   else *this = detail::evaluate_new<T>(e.node(), c, s, {});  // this Array may be an operand: replaced after

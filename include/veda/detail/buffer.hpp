@@ -13,11 +13,14 @@
 // host write, a copy back and freeing the memory wait for all of them.
 // Zero-length buffers never touch a device.
 //
-// Thread-safety: member functions lock the buffer; the pointers they return
-// follow the usual rules (no concurrent writes to the same bytes). Readers on
-// two devices at once each get their own copy.
+// Thread-safety: member functions lock the buffer, except on one that no
+// device has held yet (the host copy the only one, always valid: most
+// buffers in a program without a GPU), which they read without a lock; the
+// pointers they return follow the usual rules (no concurrent writes to the
+// same bytes). Readers on two devices at once each get their own copy.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -94,6 +97,7 @@ class Buffer {
   void drop_device_untracked(DeviceApi& dev) noexcept;
 
  private:
+  bool on_device_ever() const noexcept { return placed_.load(std::memory_order_acquire); }
   struct DeviceCopy {
     DeviceApi* dev = nullptr;
     void* ptr = nullptr;
@@ -119,6 +123,10 @@ class Buffer {
   static void note_work(DeviceCopy& c, StreamHandle s) noexcept;
 
   mutable std::mutex mu_;
+  // Set (for good) before a device first gets a copy; until then nothing
+  // below changes, and the accessors answer without taking mu_ (a lock
+  // pair per accessor was most of a small expression's fixed cost).
+  std::atomic<bool> placed_{false};
   std::unique_ptr<HostStorage> host_;
   std::size_t bytes_;
   bool host_valid_ = true;

@@ -39,10 +39,9 @@ namespace veda::detail {
 
 inline constexpr std::size_t kExprUnit = 2048;
 
-// Runs `node` (an N) into `out` (O elements) on the CPU tier of `p`; bases
-// are the leaves' host pointers.
-using ExprCpuFn = void (*)(const void* node, Runtime& rt, const Plan& p, const ExprCall& c,
-                           const void* const* bases, void* out);
+// Runs `node` (an N) into `out` (O elements) on the CPU tier of `p`,
+// reading the leaves' host copies.
+using ExprCpuFn = void (*)(const void* node, Runtime& rt, const Plan& p, const ExprCall& c, void* out);
 
 inline void expr_splat(void* dst, const void* value, std::size_t bytes, std::size_t n) {
   auto* d = static_cast<unsigned char*>(dst);
@@ -147,17 +146,18 @@ constexpr std::array<ExprUnitFn<N, O>, sizeof...(I)> expr_units(std::index_seque
 }
 
 template <class N, class O>
-void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& c, const void* const* bases,
-              void* out) {
+void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& c, void* out) {
   const N& node = *static_cast<const N*>(node_ptr);
   constexpr int L = N::kLeaves;
   const auto inner = static_cast<std::size_t>(c.ext[3]);
   const auto rows = static_cast<std::size_t>(c.ext[0] * c.ext[1] * c.ext[2]);
   if (inner == 0 || rows == 0) return;
+  std::array<const void*, L> bases;
+  for (int k = 0; k < L; ++k) bases[k] = c.leaves[k].buf->host_read();
   const std::size_t per_row = (inner + kExprUnit - 1) / kExprUnit;
   const auto e1 = static_cast<std::size_t>(c.ext[1]), e2 = static_cast<std::size_t>(c.ext[2]);
   static constexpr auto units = expr_units<N, O>(std::make_index_sequence<kExprLeafMapCount<L>>{});
-  const std::size_t m = expr_leaf_map_index<L>(c, bases);
+  const std::size_t m = expr_leaf_map_index<L>(c, bases.data());
   const ExprLeafMap map = kExprLeafMaps<L>[m];
   const auto unit = units[m];
   // Only a leaf that is its own first equal is pointed at (or splat).

@@ -11,10 +11,12 @@
 // (collect()).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -63,11 +65,12 @@ struct ExprLeaf {
 
 // One evaluation: filled by the header (leaves, scalars, output), planned by
 // libveda (the broadcast shape collapsed to at most 4 dimensions, right-
-// aligned in ext, and each leaf's strides along them).
+// aligned in ext, and each leaf's strides along them). Its leaves and
+// scalars live in the ExprCallOf that holds it (no allocation per call).
 struct ExprCall {
   const ExprText* text = nullptr;
-  std::vector<ExprLeaf> leaves;
-  std::vector<ExprScalar> scalars;
+  std::span<ExprLeaf> leaves;      // in the order eval numbers them
+  std::span<ExprScalar> scalars;   // in the order emit names them
   const char* out_type = "float";
   std::uint8_t out_bytes = 4;
   Buffer* out = nullptr;
@@ -78,7 +81,7 @@ struct ExprCall {
 template <class T>
 struct LeafNode {
   using value_type = T;
-  static constexpr int kLeaves = 1;
+  static constexpr int kLeaves = 1, kScalars = 0;
   static constexpr double kFlops = 0;
   const Array<T>* a = nullptr;
   std::shared_ptr<const Array<T>> owned;  // a temporary operand, kept alive with the expression
@@ -87,13 +90,13 @@ struct LeafNode {
   T eval(const P& p, std::size_t i) const {
     return static_cast<const T*>(p.template leaf<L>())[i];
   }
+  template <int L, int S>
   void collect(ExprCall& c) const {
-    ExprLeaf l;
+    ExprLeaf& l = c.leaves[L];
     l.buf = a->buffer();
     l.shape = a->shape();
     l.type = cuda_type_name<T>();
     l.elem_bytes = sizeof(T);
-    c.leaves.push_back(l);
   }
   static void emit(ExprText&, int& leaf, std::string& cuda, std::string& pretty) {
     const std::string k = std::to_string(leaf++);
@@ -105,7 +108,7 @@ struct LeafNode {
 template <class T>
 struct ScalarNode {
   using value_type = T;
-  static constexpr int kLeaves = 0;
+  static constexpr int kLeaves = 0, kScalars = 1;
   static constexpr double kFlops = 0;
   T v;
 
@@ -113,11 +116,10 @@ struct ScalarNode {
   T eval(const P&, std::size_t) const {
     return v;
   }
+  template <int L, int S>
   void collect(ExprCall& c) const {
-    ExprScalar s;
-    if constexpr (std::is_floating_point_v<T>) s.f = v;
-    else s.i = static_cast<std::int64_t>(v);
-    c.scalars.push_back(s);
+    if constexpr (std::is_floating_point_v<T>) c.scalars[S].f = v;
+    else c.scalars[S].i = static_cast<std::int64_t>(v);
   }
   static void emit(ExprText& t, int&, std::string& cuda, std::string& pretty) {
     const std::string name = cat("s", std::to_string(t.scalar_types.size()));
@@ -131,7 +133,7 @@ template <class Op, class A>
 struct UnaryNode {
   using operand_type = typename Op::template Operand<typename A::value_type>;
   using value_type = operand_type;
-  static constexpr int kLeaves = A::kLeaves;
+  static constexpr int kLeaves = A::kLeaves, kScalars = A::kScalars;
   static constexpr double kFlops = A::kFlops + expr_op_flops<Op>();
   A a;
 
@@ -139,7 +141,10 @@ struct UnaryNode {
   value_type eval(const P& p, std::size_t i) const {
     return Op::apply(static_cast<operand_type>(a.template eval<L>(p, i)));
   }
-  void collect(ExprCall& c) const { a.collect(c); }
+  template <int L, int S>
+  void collect(ExprCall& c) const {
+    a.template collect<L, S>(c);
+  }
   static void emit(ExprText& t, int& leaf, std::string& cuda, std::string& pretty) {
     std::string ca, pa;
     A::emit(t, leaf, ca, pa);
@@ -153,7 +158,7 @@ template <class Op, class A, class B>
 struct BinaryNode {
   using operand_type = typename Op::template Operand<typename A::value_type, typename B::value_type>;
   using value_type = typename Op::template Result<typename A::value_type, typename B::value_type>;
-  static constexpr int kLeaves = A::kLeaves + B::kLeaves;
+  static constexpr int kLeaves = A::kLeaves + B::kLeaves, kScalars = A::kScalars + B::kScalars;
   static constexpr double kFlops = A::kFlops + B::kFlops + expr_op_flops<Op>();
   A a;
   B b;
@@ -163,9 +168,10 @@ struct BinaryNode {
     return Op::apply(static_cast<operand_type>(a.template eval<L>(p, i)),
                      static_cast<operand_type>(b.template eval<L + A::kLeaves>(p, i)));
   }
+  template <int L, int S>
   void collect(ExprCall& c) const {
-    a.collect(c);
-    b.collect(c);
+    a.template collect<L, S>(c);
+    b.template collect<L + A::kLeaves, S + A::kScalars>(c);
   }
   static void emit(ExprText& t, int& leaf, std::string& cuda, std::string& pretty) {
     std::string ca, pa, cb, pb;
@@ -181,6 +187,7 @@ template <class C, class A, class B>
 struct WhereNode {
   using value_type = common_t<typename A::value_type, typename B::value_type>;
   static constexpr int kLeaves = C::kLeaves + A::kLeaves + B::kLeaves;
+  static constexpr int kScalars = C::kScalars + A::kScalars + B::kScalars;
   static constexpr double kFlops = C::kFlops + A::kFlops + B::kFlops + 1;
   C c;
   A a;
@@ -194,10 +201,11 @@ struct WhereNode {
     const auto y = static_cast<value_type>(b.template eval<L + C::kLeaves + A::kLeaves>(p, i));
     return k ? x : y;
   }
+  template <int L, int S>
   void collect(ExprCall& call) const {
-    c.collect(call);
-    a.collect(call);
-    b.collect(call);
+    c.template collect<L, S>(call);
+    a.template collect<L + C::kLeaves, S + C::kScalars>(call);
+    b.template collect<L + C::kLeaves + A::kLeaves, S + C::kScalars + A::kScalars>(call);
   }
   static void emit(ExprText& t, int& leaf, std::string& cuda, std::string& pretty) {
     std::string cc, pc, ca, pa, cb, pb;
@@ -208,6 +216,22 @@ struct WhereNode {
     cuda += cat("(", cast_text("bool", cc), " ? ", cast_text(type, ca), " : ", cast_text(type, cb), ")");
     pretty += cat("where(", pc, ", ", pa, ", ", pb, ")");
   }
+};
+
+// The ExprCall of an N's evaluation, holding its leaves and scalars.
+// Neither copied nor moved: the call's spans point into it.
+template <class N>
+struct ExprCallOf : ExprCall {
+  explicit ExprCallOf(const N& node) {
+    text = &expr_text<N>();
+    leaves = leaf_store;
+    scalars = scalar_store;
+    node.template collect<0, 0>(*this);
+  }
+  ExprCallOf(const ExprCallOf&) = delete;
+  ExprCallOf& operator=(const ExprCallOf&) = delete;
+  std::array<ExprLeaf, N::kLeaves> leaf_store{};
+  std::array<ExprScalar, N::kScalars> scalar_store{};
 };
 
 }  // namespace veda::detail
