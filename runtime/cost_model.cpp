@@ -173,7 +173,9 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
   const Estimate *cpu = nullptr, *gpu = nullptr;
   for (const auto& e : est) {
     if (!e.eligible || e.tier == Tier::CoExec) continue;
-    const Estimate*& side = tier_device(e.tier) == Device::Gpu ? gpu : cpu;
+    const bool on_gpu = tier_device(e.tier) == Device::Gpu;
+    if (on_gpu && co->coexec_gpu != Tier::Count && e.tier != co->coexec_gpu) continue;
+    const Estimate*& side = on_gpu ? gpu : cpu;
     if (!side || e.total_us < side->total_us) side = &e;
   }
   co->eligible = false;

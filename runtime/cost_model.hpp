@@ -75,6 +75,7 @@ struct Estimate {
   double gpu_fraction = 0;  // CoExec only
   double n = 0;             // CoExec only: the elements its split divides
   int gpu_devices = 1;      // CoExec only: devices sharing the GPU part
+  Tier coexec_gpu = Tier::Count;  // CoExec only: the GPU tier the devices run (Count: the fastest)
   double memory_us = 0;     // CPU tiers: time of the host-memory traffic
   double host_traffic_us = 0;  // GPU tiers: host-memory time of their transfers (staging, DMA)
   std::string note;

@@ -125,6 +125,18 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
     }
   add(Tier::GpuUnfused, unfused);
   add(Tier::GpuCublasLtFused, fused);
+  if (r.tiers & tier_bit(Tier::CoExec)) {
+    // C's rows split between the devices and the CPU (filled in by choose);
+    // the devices run cuBLAS in the element type's own precision, as the
+    // CPU does. Each device copies all of B: the split counts it as rows.
+    Estimate co;
+    co.tier = Tier::CoExec;
+    co.n = m;
+    co.gpu_devices = std::max(1, r.gpu_devices);
+    co.coexec_gpu = Tier::GpuCublas;
+    co.eligible = false;
+    out.push_back(co);
+  }
 }
 
 void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r, std::vector<Estimate>& out) {

@@ -304,9 +304,10 @@ void begin_call_slow(Runtime& rt, Site& site, const CallDesc& d, Plan& p) {
   RuntimeState& st = rt.state();
   if (d.forced_tier == Tier::CoExec && (d.exclude_tiers & tier_bit(Tier::CoExec))) {
     // cpu+gpu forced on a call that cannot be split (an Array stays whole
-    // where it lives): its GPU side runs it.
+    // where it lives, a transposed A's rows are not contiguous): the tier
+    // its devices would run takes it whole.
     CallDesc whole = d;
-    whole.forced_tier = Tier::Cuda;
+    whole.forced_tier = site.op() == OpClass::Gemm ? Tier::GpuCublas : Tier::Cuda;
     begin_call_slow(rt, site, whole, p);
     return;
   }

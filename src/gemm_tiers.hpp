@@ -19,6 +19,7 @@
 #include "veda/half.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/gemm.hpp"
+#include "veda/detail/coexec.hpp"
 #endif
 
 namespace veda::detail {
@@ -126,6 +127,31 @@ inline cuda::GemmTier gpu_tier(Tier t) {
          : t == Tier::GpuVectorized ? cuda::GemmTier::Vectorized
          : t == Tier::GpuWmma       ? cuda::GemmTier::Wmma
                                     : cuda::GemmTier::Cublas;
+}
+
+// cpu+gpu for one GEMM of host operands (no batch, A not transposed): C's
+// first rows, by the plan's share, in equal shares on the devices, each by
+// on_device(part, its rows of A, its rows of C) with all of B; the rest by
+// the CPU's BLAS (coexec_parts: a device share that fails recoverably is
+// redone on the CPU).
+template <class T, class OnDevice>
+void gemm_coexec(Runtime& rt, const Plan& p, const GemmShape& s, const T* a, const T* b, T* c,
+                 const OnDevice& on_device) {
+  auto rows = [&](std::size_t lo, std::size_t hi) {
+    GemmShape part = s.one();
+    part.m = hi - lo;
+    return part;
+  };
+  (void)coexec_parts<bool>(
+      rt, p, coexec_gpu_count(p, s.m), s.m,
+      [&](std::size_t lo, std::size_t hi) {
+        on_device(rows(lo, hi), a + lo * s.k, c + lo * s.n);
+        return true;
+      },
+      [&](std::size_t lo, std::size_t hi) {
+        gemm_cpu(rt, Tier::CpuBlas, rows(lo, hi), a + lo * s.k, b, c + lo * s.n);
+        return true;
+      });
 }
 #endif
 

@@ -31,8 +31,11 @@ constexpr std::uint32_t kMatmulTiers = tier_bit(Tier::CpuReference) | tier_bit(T
 // 16-bit elements: no FP32-input tensor-core tiers (TF32, BF16 rounding).
 constexpr std::uint32_t kMatmul16Tiers =
     kMatmulTiers & ~(tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::GpuCublasBf16));
+// float and double: also cpu+gpu, C's rows split between the devices and
+// the CPU (host operands only, A not transposed; see gemm_coexec).
 template <class T>
-constexpr std::uint32_t matmul_tiers = detail::is_16bit_float<T> ? kMatmul16Tiers : kMatmulTiers;
+constexpr std::uint32_t matmul_tiers =
+    detail::is_16bit_float<T> ? kMatmul16Tiers : kMatmulTiers | tier_bit(Tier::CoExec);
 constexpr std::uint32_t kLinearTiers = tier_bit(Tier::CpuReference) | tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) |
                                        tier_bit(Tier::GpuUnfused) | tier_bit(Tier::GpuCublasLtFused);
 
@@ -94,6 +97,24 @@ GemmShape folded(GemmShape s) {
   return s;
 }
 
+#if VEDA_HAS_CUDA
+// One GEMM of host operands on the calling thread's device (synchronous):
+// each operand copied in, C copied back.
+template <class T>
+void gemm_on_device(Runtime& rt, Tier tier, const GemmShape& s, const T* a, const T* b, T* c) {
+  auto& dev = detail::cuda_device(rt);
+  void* st = dev.stream();
+  const std::size_t ab = s.m * s.k * sizeof(T), bb = s.k * s.n * sizeof(T), cb = s.m * s.n * sizeof(T);
+  detail::gpu_bridge::DeviceTemp da(rt, ab + 1, st), db(rt, bb + 1, st), dc(rt, cb + 1, st);
+  dev.copy_to_device(da.get(), a, ab, st, false);
+  dev.copy_to_device(db.get(), b, bb, st, false);
+  if (s.beta != 0) dev.copy_to_device(dc.get(), c, cb, st, false);
+  detail::cuda::gemm(dev, gpu_tier(tier), s, static_cast<const T*>(da.get()), static_cast<const T*>(db.get()),
+                     static_cast<T*>(dc.get()), static_cast<cudaStream_t>(st));
+  dev.copy_to_host(c, dc.get(), cb, st, false);
+}
+#endif
+
 template <class T, class Operands>
 struct MatmulTag {};
 template <class T>
@@ -108,6 +129,7 @@ void matmul_arrays(const Array<T>& a, const Array<T>& b, Array<T>& c, const Gemm
   detail::CallDesc d = gemm_desc<T>(s, o);
   if (s.beta != 0) detail::describe_operands(d, a, b, c);  // C is read too
   else detail::describe_operands(d, a, b);
+  d.exclude_tiers |= tier_bit(Tier::CoExec);  // Arrays stay whole where they live
   detail::run_op(
       rt, detail::op_site<MatmulTag<T, Array<T>>>(o.name, "matmul", detail::OpClass::Gemm, matmul_tiers<T>), d,
       [&](const detail::Plan& p) {
@@ -189,21 +211,21 @@ void matmul(std::span<const T> a, std::span<const T> b, std::span<T> c, std::siz
   detail::CallDesc d = gemm_desc<T>(s, o);
   detail::describe_host_operands(d, (a.size() + b.size() + (s.beta != 0 ? c.size() : 0)) * sizeof(T),
                                  c.size() * sizeof(T));
+  if (s.trans_a) d.exclude_tiers |= tier_bit(Tier::CoExec);  // the split takes A's rows as contiguous
   detail::run_op(
-      rt, detail::op_site<MatmulTag<T, std::span<T>>>(o.name, "matmul", detail::OpClass::Gemm, matmul_tiers<T>), d,
-      [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.data(), b.data(), c.data()); },
+      rt, detail::op_site<MatmulTag<T, std::span<T>>>(o.name, "matmul", detail::OpClass::Gemm, matmul_tiers<T>),
+      d, [&](const detail::Plan& p) { gemm_cpu(rt, p.tier, s, a.data(), b.data(), c.data()); },
       [&](const detail::Plan& p) {
 #if VEDA_HAS_CUDA
-        auto& dev = detail::cuda_device(rt);
-        void* st = dev.stream();
-        detail::gpu_bridge::DeviceTemp da(rt, a.size_bytes() + 1, st), db(rt, b.size_bytes() + 1, st),
-            dc(rt, c.size_bytes() + 1, st);
-        dev.copy_to_device(da.get(), a.data(), a.size_bytes(), st, false);
-        dev.copy_to_device(db.get(), b.data(), b.size_bytes(), st, false);
-        if (s.beta != 0) dev.copy_to_device(dc.get(), c.data(), c.size_bytes(), st, false);
-        detail::cuda::gemm(dev, gpu_tier(p.tier), s, static_cast<const T*>(da.get()), static_cast<const T*>(db.get()),
-                           static_cast<T*>(dc.get()), static_cast<cudaStream_t>(st));
-        dev.copy_to_host(c.data(), dc.get(), c.size_bytes(), st, false);
+        if constexpr (!detail::is_16bit_float<T>)
+          if (p.tier == Tier::CoExec) {
+            detail::gemm_coexec(rt, p, s, a.data(), b.data(), c.data(),
+                                [&](const GemmShape& part, const T* pa, T* pc) {
+                                  gemm_on_device(rt, Tier::GpuCublas, part, pa, b.data(), pc);
+                                });
+            return true;
+          }
+        gemm_on_device(rt, p.tier, s, a.data(), b.data(), c.data());
         return true;
 #else
         (void)p;

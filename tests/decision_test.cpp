@@ -369,6 +369,38 @@ TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one si
   CHECK(decide(small, r).tier != Tier::CoExec);
 }
 
+TEST_CASE("a split GEMM is predicted by C's rows from gpu-cublas (not TF32); two devices share a large one whole") {
+  const auto p = coexec_host();
+  CostRequest r;
+  r.op = OpClass::Gemm;
+  r.tiers = tier_bit(Tier::CpuBlas) | tier_bit(Tier::CpuTiled) | tier_bit(Tier::GpuCublas) |
+            tier_bit(Tier::GpuCublasTf32) | tier_bit(Tier::CoExec);
+  r.m = r.k = r.cols = 8192;
+  r.n = r.m * r.k * r.cols;
+  r.elem_bytes = 4;
+  r.h2d_bytes = 2 * r.m * r.k * 4;
+  r.d2h_bytes = r.m * r.cols * 4;
+  r.threads = 16;
+  r.gpu_ok = true;
+  r.allow_tf32 = r.tensor_cores = true;
+  r.gpu_devices = 2;
+  const Choice c = decide(p, r);
+  auto find = [&](Tier t) {
+    const auto it = std::find_if(c.estimates.begin(), c.estimates.end(), [&](const Estimate& e) { return e.tier == t; });
+    REQUIRE(it != c.estimates.end());
+    return *it;
+  };
+  const Estimate co = find(Tier::CoExec), cublas = find(Tier::GpuCublas), tf32 = find(Tier::GpuCublasTf32);
+  CHECK(tf32.total_us < cublas.total_us);  // TF32 is faster, but rounds: the split keeps FP32
+  CHECK(co.n == 8192);
+  CHECK(co.gpu_fraction == 1);  // the 16 threads' share would not pay for joining it
+  CHECK(co.total_us == doctest::Approx(cublas.overhead_us + (cublas.total_us - cublas.overhead_us) / 2 + kCoExecJoinUs));
+  CHECK(co.eligible);
+  r.gpu_devices = 1;  // one device: the GPU alone is faster than any split
+  const Choice one = decide(p, r);
+  CHECK(one.tier == Tier::GpuCublasTf32);
+}
+
 TEST_CASE("co-execution over several devices of one kind: each takes an equal share, and the devices alone may split a call") {
   const auto p = coexec_host();
   CostRequest r = coexec_map();

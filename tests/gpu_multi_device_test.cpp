@@ -194,4 +194,18 @@ TEST_CASE("with two GPUs of one kind, a co-executed call (a par_iter phase, a ve
   const std::vector<std::uint64_t> after_map = allocations();
   for (std::size_t i = 0; i < sharing; ++i)
     CHECK_MESSAGE(after_map[i] > before_map[i], "device slot " << i << " took no share of the map");
+  // A matmul of host spans splits C's rows the same way; entries are small
+  // integers, so every tier's sums are exact.
+  const std::size_t m = 4099, k = 257, cols = 129;
+  std::vector<double> a(m * k), b(k * cols), c(m * cols, -1.0), want(m * cols);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7) - 3;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 5) - 2;
+  veda::matmul<double>(a, b, want, m, k, cols, {.tier = "cpu-reference"});
+  const std::vector<std::uint64_t> before_gemm = allocations();
+  veda::matmul<double>(a, b, c, m, k, cols, {.tier = "cpu+gpu"});
+  CHECK(veda::last_decision().tier == "cpu+gpu");
+  CHECK(c == want);
+  const std::vector<std::uint64_t> after_gemm = allocations();
+  for (std::size_t i = 0; i < sharing; ++i)
+    CHECK_MESSAGE(after_gemm[i] > before_gemm[i], "device slot " << i << " took no rows of the matmul");
 }

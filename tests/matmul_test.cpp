@@ -248,6 +248,39 @@ TEST_CASE("matmul over vectors deduces T; alpha and beta apply to ranges too") {
   }
 }
 
+TEST_CASE_TEMPLATE("forced cpu+gpu: a matmul of spans split by C's rows equals the reference; transposed A and Arrays run whole", T,
+                   float, double) {
+  // Without a usable GPU the forced tier falls back to the CPU; the values are checked the same way.
+  Runtime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
+  for (const auto& sh : kShapes) {
+    for (bool ta : {false, true}) {
+      CAPTURE(sh.m);
+      CAPTURE(sh.k);
+      CAPTURE(sh.n);
+      CAPTURE(ta);
+      const auto a = ta ? matrix<T>(sh.k, sh.m, 3) : matrix<T>(sh.m, sh.k, 3);
+      const auto b = matrix<T>(sh.k, sh.n, 4);
+      const auto c0 = matrix<T>(sh.m, sh.n, 5);
+      auto want = c0.clone();
+      veda::matmul_into(want, a, b, {.transpose_a = ta, .tier = "cpu-reference", .alpha = 2, .beta = 0.5});
+      std::vector<T> c(c0.host().begin(), c0.host().end());
+      veda::matmul<T>(a.host(), b.host(), c, sh.m, sh.k, sh.n,
+                      {.transpose_a = ta, .tier = "cpu+gpu", .alpha = 2, .beta = 0.5});
+      veda::Array<T> got(c);
+      got.reshape(sh.m, sh.n);
+      check_close(got, want, 4 * tolerance<T>(sh.k, "gpu-cublas") + 1e-12);
+      if (gpu && sh.m * sh.n > 0) CHECK(veda::last_decision().tier == (ta ? "gpu-cublas" : "cpu+gpu"));
+    }
+  }
+  // An Array is not split: the devices' tier runs it whole.
+  const auto a = matrix<T>(97, 89, 6), b = matrix<T>(89, 101, 7);
+  const auto got = veda::matmul(a, b, {.tier = "cpu+gpu"});
+  check_close(got, veda::matmul(a, b, {.tier = "cpu-reference"}), 4 * tolerance<T>(89, "gpu-cublas"));
+  if (gpu) CHECK(veda::last_decision().tier == "gpu-cublas");
+  else CHECK(veda::last_decision().device == veda::Device::Cpu);
+}
+
 TEST_CASE("alpha and beta errors: a returning matmul has no C, matmul_into needs C's shape and its own storage") {
   Runtime rt;
   const auto a = matrix<float>(3, 4, 1), b = matrix<float>(4, 5, 2);

@@ -20,6 +20,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -51,6 +52,7 @@
 #include "veda/runtime.hpp"
 #include "veda/gpu.hpp"
 #if VEDA_HAS_CUDA
+#include "src/gemm_tiers.hpp"
 #include "veda/detail/coexec.hpp"
 #endif
 
@@ -895,6 +897,52 @@ TEST_CASE("coexec_parts: the devices' shares and the CPU part cover the range on
   CHECK_THROWS_WITH(coexec_parts<Part>(rt, p, 60, 90, user_error, fine), "user function failed");
   CHECK_THROWS_WITH(coexec_parts<Part>(rt, p, 60, 90, fine, user_error), "user function failed");
   CHECK(coexec_parts<Part>(rt, p, 60, 90, fine, fine).size() == 4);  // still usable
+}
+
+TEST_CASE("a split matmul: C's first rows in equal shares on the devices, the rest on the CPU, equal to one GEMM") {
+  // gemm_coexec (src/gemm_tiers.hpp) over three emulated devices; each
+  // device share runs the reference GEMM on its rows and records its device.
+  using namespace veda::detail;
+  Running r;
+  veda::Runtime& rt = veda::get_runtime();
+  Plan p;
+  p.gpu_devices = 3;
+  for (const auto [m, k, n] : {std::tuple{0, 3, 5}, {1, 3, 5}, {7, 1, 1}, {1009, 13, 6}, {64, 0, 4}}) {
+    for (double beta : {0.0, 0.5}) {
+      for (float share : {0.0f, 0.5f, 1.0f}) {
+        CAPTURE(m);
+        CAPTURE(k);
+        CAPTURE(beta);
+        CAPTURE(share);
+        GemmShape s{static_cast<std::size_t>(m), static_cast<std::size_t>(n), static_cast<std::size_t>(k)};
+        s.alpha = 2;
+        s.beta = beta;
+        std::vector<double> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n), want;
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 17) - 8;
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 5) * 0.25;
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<double>(i % 3);
+        want = c;
+        veda::detail::cpu::gemm_reference(s, a.data(), b.data(), want.data());
+        p.gpu_fraction = share;
+        std::vector<std::size_t> row_device(s.m, 9);  // 9: the CPU
+        std::atomic<bool> rows_match{true};  // (set on helper threads: checked after)
+        gemm_coexec(rt, p, s, a.data(), b.data(), c.data(), [&](const GemmShape& part, const double* pa, double* pc) {
+          veda::detail::cpu::gemm_reference(part, pa, b.data(), pc);
+          if (pa != a.data() + (pc - c.data()) / s.n * s.k) rows_match = false;  // A's rows for C's
+          const auto first = static_cast<std::size_t>(pc - c.data()) / s.n;
+          for (std::size_t i = 0; i < part.m; ++i) row_device[first + i] = RuntimeState::thread_device();
+        });
+        CHECK(c == want);
+        CHECK(rows_match);
+        const auto g = coexec_gpu_count(p, s.m);
+        for (std::size_t i = 0; i < s.m; ++i) {
+          if (i >= g) CHECK(row_device[i] == 9);
+          else CHECK(row_device[i] <= 2);
+        }
+        if (g >= 3) CHECK(row_device[0] != row_device[g - 1]);  // the first and last shares: two devices
+      }
+    }
+  }
 }
 #endif
 
