@@ -187,42 +187,49 @@ TEST_CASE("matmul on spans writes C in place") {
 }
 
 namespace {
-// C = alpha op(A) op(B) + beta C, oracle computed here from the reference product.
-template <class T>
-void matmul_into_agrees(double alpha, double beta) {
-  for (const auto& sh : kShapes) {
+// f(shape, ta, A, B, C) for every test shape, A stored transposed (ta) or
+// not, on operands seeded from `seed`.
+template <class T, class F>
+void for_each_operands(unsigned seed, F&& f) {
+  for (const auto& sh : kShapes)
     for (bool ta : {false, true}) {
       CAPTURE(sh.m);
       CAPTURE(sh.k);
       CAPTURE(sh.n);
       CAPTURE(ta);
-      const auto a = ta ? matrix<T>(sh.k, sh.m, 7) : matrix<T>(sh.m, sh.k, 7);
-      const auto b = matrix<T>(sh.k, sh.n, 8);
-      const auto c0 = matrix<T>(sh.m, sh.n, 9);
-      veda::MatmulOptions o;
-      o.transpose_a = ta;
-      o.tier = "cpu-reference";
-      const auto ab = veda::matmul(a, b, o);
-      veda::Array<T> want(sh.m, sh.n);
-      for (std::size_t i = 0; i < want.size(); ++i)
-        want.host()[i] = static_cast<T>(alpha * double(ab.host()[i]) + beta * double(c0.host()[i]));
-      o.alpha = alpha;
-      o.beta = beta;
-      auto tiers_and_reference = tiers(false);
-      tiers_and_reference.push_back("cpu-reference");
-      for (const auto& tier : tiers_and_reference) {
-        CAPTURE(tier);
-        o.tier = tier;
-        auto c = beta != 0 ? c0.clone() : veda::Array<T>(sh.m, sh.n);
-        if (beta == 0) std::fill(c.host().begin(), c.host().end(), std::numeric_limits<T>::quiet_NaN());  // never read
-        const T* before = c.host().data();
-        veda::matmul_into(c, a, b, o);
-        CHECK(c.host().data() == before);
-        check_close(c, want, 2 * std::abs(alpha) * tolerance<T>(sh.k, tier) + 1e-12);
-        if (!tier.empty()) CHECK(veda::last_decision().tier == tier);
-      }
+      const auto a = ta ? matrix<T>(sh.k, sh.m, seed) : matrix<T>(sh.m, sh.k, seed);
+      f(sh, ta, a, matrix<T>(sh.k, sh.n, seed + 1), matrix<T>(sh.m, sh.n, seed + 2));
     }
-  }
+}
+
+// C = alpha op(A) op(B) + beta C, oracle computed here from the reference product.
+template <class T>
+void matmul_into_agrees(double alpha, double beta) {
+  for_each_operands<T>(7, [&](const Shape& sh, bool ta, const veda::Array<T>& a, const veda::Array<T>& b,
+                              const veda::Array<T>& c0) {
+    veda::MatmulOptions o;
+    o.transpose_a = ta;
+    o.tier = "cpu-reference";
+    const auto ab = veda::matmul(a, b, o);
+    veda::Array<T> want(sh.m, sh.n);
+    for (std::size_t i = 0; i < want.size(); ++i)
+      want.host()[i] = static_cast<T>(alpha * double(ab.host()[i]) + beta * double(c0.host()[i]));
+    o.alpha = alpha;
+    o.beta = beta;
+    auto tiers_and_reference = tiers(false);
+    tiers_and_reference.push_back("cpu-reference");
+    for (const auto& tier : tiers_and_reference) {
+      CAPTURE(tier);
+      o.tier = tier;
+      auto c = beta != 0 ? c0.clone() : veda::Array<T>(sh.m, sh.n);
+      if (beta == 0) std::fill(c.host().begin(), c.host().end(), std::numeric_limits<T>::quiet_NaN());  // never read
+      const T* before = c.host().data();
+      veda::matmul_into(c, a, b, o);
+      CHECK(c.host().data() == before);
+      check_close(c, want, 2 * std::abs(alpha) * tolerance<T>(sh.k, tier) + 1e-12);
+      if (!tier.empty()) CHECK(veda::last_decision().tier == tier);
+    }
+  });
 }
 }  // namespace
 
@@ -253,26 +260,18 @@ TEST_CASE_TEMPLATE("forced cpu+gpu: a matmul of spans split by C's rows equals t
   // Without a usable GPU the forced tier falls back to the CPU; the values are checked the same way.
   Runtime rt;
   const bool gpu = veda::get_runtime().gpu_usable();
-  for (const auto& sh : kShapes) {
-    for (bool ta : {false, true}) {
-      CAPTURE(sh.m);
-      CAPTURE(sh.k);
-      CAPTURE(sh.n);
-      CAPTURE(ta);
-      const auto a = ta ? matrix<T>(sh.k, sh.m, 3) : matrix<T>(sh.m, sh.k, 3);
-      const auto b = matrix<T>(sh.k, sh.n, 4);
-      const auto c0 = matrix<T>(sh.m, sh.n, 5);
-      auto want = c0.clone();
-      veda::matmul_into(want, a, b, {.transpose_a = ta, .tier = "cpu-reference", .alpha = 2, .beta = 0.5});
-      std::vector<T> c(c0.host().begin(), c0.host().end());
-      veda::matmul<T>(a.host(), b.host(), c, sh.m, sh.k, sh.n,
-                      {.transpose_a = ta, .tier = "cpu+gpu", .alpha = 2, .beta = 0.5});
-      veda::Array<T> got(c);
-      got.reshape(sh.m, sh.n);
-      check_close(got, want, 4 * tolerance<T>(sh.k, "gpu-cublas") + 1e-12);
-      if (gpu && sh.m * sh.n > 0) CHECK(veda::last_decision().tier == (ta ? "gpu-cublas" : "cpu+gpu"));
-    }
-  }
+  for_each_operands<T>(3, [&](const Shape& sh, bool ta, const veda::Array<T>& a, const veda::Array<T>& b,
+                              const veda::Array<T>& c0) {
+    auto want = c0.clone();
+    veda::matmul_into(want, a, b, {.transpose_a = ta, .tier = "cpu-reference", .alpha = 2, .beta = 0.5});
+    std::vector<T> c(c0.host().begin(), c0.host().end());
+    veda::matmul<T>(a.host(), b.host(), c, sh.m, sh.k, sh.n,
+                    {.transpose_a = ta, .tier = "cpu+gpu", .alpha = 2, .beta = 0.5});
+    veda::Array<T> got(c);
+    got.reshape(sh.m, sh.n);
+    check_close(got, want, 4 * tolerance<T>(sh.k, "gpu-cublas") + 1e-12);
+    if (gpu && sh.m * sh.n > 0) CHECK(veda::last_decision().tier == (ta ? "gpu-cublas" : "cpu+gpu"));
+  });
   // An Array is not split: the devices' tier runs it whole.
   const auto a = matrix<T>(97, 89, 6), b = matrix<T>(89, 101, 7);
   const auto got = veda::matmul(a, b, {.tier = "cpu+gpu"});

@@ -166,9 +166,7 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   d.placement = o.placement;
   d.strict = o.strict;
   d.forced_tier = o.tier.empty() ? Tier::Count : parse_tier(o.tier);
-  if constexpr (is_array_v<Range>) {
-    d.exclude_tiers = tier_bit(Tier::CoExec);  // cpu+gpu splits host ranges; an Array stays whole
-  }
+  if constexpr (is_array_v<Range>) d.exclude_tiers = tier_bit(Tier::CoExec);  // cpu+gpu splits host ranges only
   Plan p = begin_call(rt, site, d);
 #if VEDA_HAS_CUDA
   if (tier_device(p.tier) == Device::Gpu && n > 0) {
