@@ -2,7 +2,6 @@
 #include "veda/expr.hpp"
 
 #include <algorithm>
-#include <ranges>
 #include <vector>
 
 #include "runtime/runtime_state.hpp"
@@ -78,6 +77,22 @@ void plan(ExprCall& c, const Shape& s) {
   }
 }
 
+// The leaves' buffers, as describe_buffers walks them (no copy).
+struct LeafBuffers {
+  std::span<const ExprLeaf> leaves;
+  struct It {
+    const ExprLeaf* at;
+    const Buffer* operator*() const { return at->buf; }
+    It& operator++() {
+      ++at;
+      return *this;
+    }
+    bool operator!=(const It& o) const { return at != o.at; }
+  };
+  It begin() const { return {leaves.data()}; }
+  It end() const { return {leaves.data() + leaves.size()}; }
+};
+
 }  // namespace
 
 Shape expr_shape(const ExprCall& c) {
@@ -123,7 +138,7 @@ void run_expr(ExprCall& c, const Shape& s, const ExprOptions& o, ExprCpuFn cpu, 
     alias |= l.buf == c.out;
   }
   d.bytes_per_elem = bytes16((bytes + n - 1) / n);
-  describe_buffers(d, c.leaves | std::views::transform(&ExprLeaf::buf));
+  describe_buffers(d, LeafBuffers{c.leaves});
 #if VEDA_HAS_CUDA
   if (rt.gpu_usable()) {  // (without one, the decision names that, not the expression)
     auto* dev = dynamic_cast<cuda::CudaDevice*>(rt.state().device());

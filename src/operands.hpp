@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -85,20 +84,23 @@ inline void describe_axis(CallDesc& d, ScalarType t, const AxisSplit& s) {
 
 // Adds where the operands' valid copies are to d (the bytes each tier would
 // move), for ops whose results stay where they are computed.
-// `bufs`: a sized range of (const) Buffer pointers, null for an absent operand.
-template <std::ranges::sized_range Bufs>
-void describe_buffers(CallDesc& d, Bufs&& bufs) {
-  bool all = true, any = false;
+// `bufs`: anything a range-for walks giving (const) Buffer pointers, null
+// for an absent operand. (Not a std::ranges concept: the fuzzing build's
+// clang cannot check those against this libstdc++.)
+template <class Bufs>
+void describe_buffers(CallDesc& d, const Bufs& bufs) {
+  bool any = false;
+  std::size_t count = 0;
   CopyIn copy_in;
   for (const Buffer* b : bufs) {
+    ++count;
     if (!b) continue;
     const int where = b->device();  // -1: valid on no device
     copy_in.add(d, *b, where, b->bytes());
     if (!b->valid_on_host()) d.cpu_d2h_bytes += b->bytes();
     any |= where >= 0;
   }
-  all &= copy_in.finish(d);
-  d.all_on_device = all && std::ranges::size(bufs) > 0;
+  d.all_on_device = copy_in.finish(d) && count > 0;
   d.any_on_device = any;
   d.gpu_capable = VEDA_HAS_CUDA;
   d.nvcc_site = true;  // library kernels need no nvcc at the call site
