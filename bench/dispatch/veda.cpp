@@ -1,6 +1,6 @@
-#include "bench/dispatch/contenders.hpp"
 #include <memory>
 
+#include "bench/dispatch/contenders.hpp"
 #include "veda/expr.hpp"
 #include "veda/gpu.hpp"
 
