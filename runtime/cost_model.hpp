@@ -132,6 +132,9 @@ constexpr double kCheapExploreUs = 1000;
 // Co-execution must beat the better side alone by this factor to be chosen;
 // it also pays for a helper thread and joining the two parts.
 constexpr double kCoExecGain = 0.9;
+// The tier a co-executed call's devices run (a GEMM's: cuBLAS in its own
+// precision), and so what a forced cpu+gpu runs on a call it cannot split.
+constexpr Tier coexec_device_tier(OpClass op) { return op == OpClass::Gemm ? Tier::GpuCublas : Tier::Cuda; }
 constexpr double kCoExecJoinUs = 30;
 
 struct Choice {

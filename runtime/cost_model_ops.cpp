@@ -133,7 +133,7 @@ void gemm_estimates(const MachineProfile& p, const CostRequest& r, std::vector<E
     co.tier = Tier::CoExec;
     co.n = m;
     co.gpu_devices = std::max(1, r.gpu_devices);
-    co.coexec_gpu = Tier::GpuCublas;
+    co.coexec_gpu = coexec_device_tier(OpClass::Gemm);
     co.eligible = false;
     out.push_back(co);
   }

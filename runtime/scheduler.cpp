@@ -307,7 +307,7 @@ void begin_call_slow(Runtime& rt, Site& site, const CallDesc& d, Plan& p) {
     // where it lives, a transposed A's rows are not contiguous): the tier
     // its devices would run takes it whole.
     CallDesc whole = d;
-    whole.forced_tier = site.op() == OpClass::Gemm ? Tier::GpuCublas : Tier::Cuda;
+    whole.forced_tier = coexec_device_tier(site.op());
     begin_call_slow(rt, site, whole, p);
     return;
   }
