@@ -308,7 +308,8 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   bool refresh = false;
   auto reach = [&](const Estimate& e) {
     const TierHistory& th = h(e.tier);
-    return (th.samples < kConfirmSamples || th.seeded) && th.correction > 1 ? e.total_us / th.correction : e.total_us;
+    const bool unconfirmed = th.samples < kConfirmSamples || th.seeded || th.switched_only;
+    return unconfirmed && th.correction > 1 ? e.total_us / th.correction : e.total_us;
   };
   // An earlier run's samples keep a tier out only beyond what a profile may
   // be off by (kProfileDoubt): that run may have been disturbed throughout.
@@ -332,6 +333,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
                                                     std::max(best->total_us, 1e-9));
     const char* what = !refresh                                    ? ": unmeasured"
                        : h(explore->tier).seeded                    ? ": measured only in an earlier run"
+                       : h(explore->tier).switched_only             ? ": measured only right after another tier"
                        : h(explore->tier).samples < kConfirmSamples ? ": measured too few times to trust"
                                                                     : ": last measured a while ago";
     why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) + what +

@@ -109,6 +109,7 @@ struct TierHistory {
   int explored = 0;           // exploration runs already spent
   bool stale = false;         // measured, but not for a while: conditions may have changed
   bool seeded = false;        // measured only in an earlier run (stored history): unconfirmed
+  bool switched_only = false;  // measured only right after another tier ran (Run::switched): unconfirmed
   int refresh = 0;            // re-measurement runs still to do
 };
 using HistoryView = std::array<TierHistory, kTierCount>;
@@ -118,7 +119,8 @@ constexpr int kMinSamples = 1;      // samples before history outranks the model
 // or paid for a cold cache (a 4-float sum once took 1.5 us serially, 25x its
 // usual time). A stale unconfirmed tier is re-measured when its analytic
 // prediction, not only its measured one, is within reach of the best; so
-// is a tier known only from an earlier run's stored samples, however many.
+// is a tier known only from an earlier run's stored samples, or only from
+// runs right after another tier's, however many.
 constexpr int kConfirmSamples = 3;
 constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
 constexpr double kExploreBand = 1.3;

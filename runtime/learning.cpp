@@ -18,7 +18,8 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.explored = book.explored;
     h.seeded = book.seeded;
     const double age_ns = static_cast<double>(now - book.last_sample_ns);
-    const double stale_ns = h.samples < kConfirmSamples || h.seeded
+    h.switched_only = book.switched_only;
+    const double stale_ns = h.samples < kConfirmSamples || h.seeded || h.switched_only
                                 ? kConfirmNs
                                 : std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
     h.stale = h.samples >= kMinSamples && age_ns > stale_ns;
@@ -48,14 +49,17 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   if (slot.warm_up(generation, r.tier)) return 0;
   const std::size_t n = r.n;
   const std::int64_t t_ns = r.t_ns;
-  const bool teaches = r.tier == Tier::Serial && n > 0 && static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
-  double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
   auto& samples = b.samples_on(r.tier, r.slot);
   TierBook& book = b.book_on(r.tier, r.slot);
-  if (book.seeded) {
-    samples.reset();  // this run's measurements replace an earlier run's
+  if (r.switched && samples.count() > 0 && !book.switched_only && !book.seeded) return 0;
+  if (book.seeded || (book.switched_only && !r.switched)) {
+    samples.reset();  // this run's measurements replace an earlier run's, or switched runs'
     book.seeded = false;
   }
+  book.switched_only = r.switched;
+  const bool teaches = r.tier == Tier::Serial && !r.switched && n > 0 &&
+                       static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
+  double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
   book.last_sample_ns = r.end_ns;
   // (a sort of 8 samples: only when the answer may change)

@@ -55,6 +55,13 @@ struct Run {
   double bytes_per_elem = 0;
   std::int64_t t_ns = 0, end_ns = 0;
   std::size_t slot = 0;  // a GPU tier's device (several devices)
+  // A CPU run right after this thread ran another CPU tier of the same call:
+  // it pays for the data sitting in other cores' caches (or for waking the
+  // workers), which the calls after it, on the same tier, do not (a 2^14
+  // saxpy: 4.3 us serially right after tbb-auto, 1.7 us a call back to back).
+  // Compared with the other tiers' back-to-back runs it would keep a tier out
+  // for good, so it counts only until the tier has a run of its own kind.
+  bool switched = false;
 };
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
 

@@ -445,18 +445,21 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
   measured = measured && (p.timed || elapsed_ns >= 0);
   const std::int64_t t = elapsed_ns >= 0 ? elapsed_ns : measured ? now_ns() - p.t0 : 0;
   const double us = static_cast<double>(t) / 1e3;
+  LastCall& l = last_call();  // still the thread's previous call
   double per_elem = 0;
   if (measured && p.bucket->mu.try_lock()) {
+    // (The same call: its site, element type and size, the workers asleep or not.)
+    const bool switched = l.bucket && l.bucket->slot == p.bucket->slot && size_bucket(l.n) == size_bucket(d.n) &&
+                          l.tier != p.tier && tier_device(l.tier) == Device::Cpu && tier_device(p.tier) == Device::Cpu;
     if (p.bucket->generation == st.generation)
       per_elem = add_run(*p.bucket, *p.bucket->slot, st.generation,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns(),
-                          p.device_slot});
+                          p.device_slot, switched});
     p.bucket->mu.unlock();
   }
   if (measured && tier_device(p.tier) == Device::Gpu)  // (measured: the work is done)
     p.bucket->gpu_us.store(static_cast<float>(us), std::memory_order_relaxed);
   if (per_elem > 0) learn_per_elem(*p.bucket->slot, *p.bucket, per_elem, t, st.profile().cpu.map_ns_per_elem);
-  LastCall& l = last_call();
   remember(l, p.bucket, p.mask, p.tier, d.n, d.ndims, d.dims);
   l.measured_us = measured ? us : -1;
   l.fallback = p.fallback;

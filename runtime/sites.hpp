@@ -77,6 +77,7 @@ struct TierBook {
   std::uint8_t refresh = 0;         // re-measurement runs left
   std::int64_t last_sample_ns = 0;  // when it was last measured
   bool seeded = false;              // its samples only from stored history (an earlier run)
+  bool switched_only = false;       // its samples only from runs right after another tier's (Run::switched)
 };
 
 class BucketState {
@@ -115,10 +116,12 @@ class BucketState {
   // Which calls of a settled decision are timed for the learning: those
   // where the thread's call count & timed_mask is 0. Every 16th; every call
   // where calls typically take 20 us or more (a clock read is noise next to
-  // them); every 64th where they take under 1 us (the two clock reads cost
-  // more than the call). Typically: the median of the tier's recent runs, so
-  // one preempted call does not count.
-  static constexpr std::uint32_t kTimeSome = 15, kTimeAll = 0, kTimeFew = 63;
+  // them); every 256th where they take under 1 us (a timed call's clock
+  // reads and bookkeeping, 0.2-1 us with the call's data having pushed
+  // veda's out of the L1 cache, cost more than the call: every 64th put 2-4%
+  // on a 4096-float saxpy). Typically: the median of the tier's recent runs,
+  // so one preempted call does not count.
+  static constexpr std::uint32_t kTimeSome = 15, kTimeAll = 0, kTimeFew = 255;
   std::atomic<std::uint32_t> timed_mask{kTimeSome};
   // A settled decision is re-made when the thread's call count & this mask is
   // 0: every 64th call, doubling up to every 4096th while re-decisions of

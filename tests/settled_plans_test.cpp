@@ -5,7 +5,7 @@
 // decision, the scoped placement, the workers waking from the sleep its plan
 // was made for, a new runtime) nor for calls that must do more (a forced
 // tier, telemetry); settled calls are still timed for the learning: every
-// 64th when short, each one when long.
+// 256th when short, each one when long.
 //
 // Whether a call took the table is read from the thread's pending record
 // (SettledLast): only such a call leaves one, and any other call completes it.
@@ -94,7 +94,7 @@ TEST_CASE("a settled serial call takes its plan from the thread's table; results
   settle(17);
   std::vector<float> out;
   const int taken = run(17, 640, out);
-  CHECK(taken >= 640 - 640 / 16 - 4);  // all but the timed ones (every 64th; 16th if the calls are slow)
+  CHECK(taken >= 640 - 640 / 16 - 4);  // all but the timed ones (every 256th; 16th if the calls are slow)
   CHECK(taken < 640);
   REQUIRE(out.size() == 17);
   for (float v : out) CHECK(v == 6.0f);
@@ -230,20 +230,20 @@ TEST_CASE("calls that must do more than run their plan never take it: forced tie
   CHECK(veda::last_decision().measured_us >= 0);  // telemetry times every call
 }
 
-TEST_CASE("settled calls are still timed for the learning: every 64th when short, every one when long") {
+TEST_CASE("settled calls are still timed for the learning: every 256th when short, every one when long") {
   std::vector<float> out;
   {
     Fresh rt;
     settle(16);
     int measured = 0;
     const std::vector<float> x(16, 3.0f);
-    for (int i = 0; i < 1280; ++i) {
+    for (int i = 0; i < 5120; ++i) {
       scale.into(out, 2.0f, x);
       measured += veda::last_decision().measured_us >= 0;
     }
-    // 1280 / 64 = 20; a slow call (a preemption) may switch the bucket to every 16th for a while.
+    // 5120 / 256 = 20; a slow call (a preemption) may switch the bucket to every 16th for a while.
     CHECK(measured >= 20);
-    CHECK(measured <= 1280 / 16 + 8);
+    CHECK(measured <= 5120 / 16 + 8);
   }
   // One thread: every call serial, and on 2^18 floats of exp each takes far over 20 us.
   Fresh rt(cpu_profile(1));

@@ -15,7 +15,7 @@
 // thread's scoped placement (part of the key), and for element-wise work
 // whose bucket was chosen by the workers being asleep, their still being
 // asleep (a serial plan made for awake workers holds either way). The calls
-// that are timed for the learning (every 16th or 64th on a thread,
+// that are timed for the learning (every 16th or 256th on a thread,
 // BucketState::timed_mask) take the full path, which also re-decides when
 // due and refreshes the entry; plans under telemetry, replay or recording,
 // or with debug logging on never enter.
@@ -38,9 +38,10 @@ class BucketState;
 // The thread's ScopedPlacement (set by veda::ScopedPlacement).
 inline thread_local Placement t_scoped = Placement::Auto;
 
-// Counts the thread's calls with a settled decision: every 16th or 64th (or
+// Counts the thread's calls with a settled decision: every 16th or 256th (or
 // every one, in buckets of long calls) is timed, and every 64th-4096th
-// re-decided, also always a timed one.
+// re-decided (a serial plan served from this table: only its timed calls,
+// which alone bring the re-decision anything new).
 inline thread_local std::uint32_t t_settled_calls = 0;
 
 struct alignas(64) SettledPlan {  // one cache line
