@@ -198,7 +198,7 @@ void add_coexec(std::vector<Estimate>& est, bool deterministic) {
   // transfers cannot go faster than the memory system allows.
   const double shared = cpu->memory_us * (1 - f) + gpu->host_traffic_us * f;
   const double cpu_us = f < 1 ? ac + bc * (1 - f) * n : 0;
-  const double t = std::max({ag + bg * f * n, cpu_us, shared}) + kCoExecJoinUs;
+  const double t = std::max({ag + bg * f * n, cpu_us, shared}) + kCoExecJoinUs + co->join_us;
   co->total_us = t;
   co->overhead_us = ag + kCoExecJoinUs;
   co->transfer_us = gpu->transfer_us * f / k;

@@ -76,6 +76,7 @@ struct Estimate {
   double n = 0;             // CoExec only: the elements its split divides
   int gpu_devices = 1;      // CoExec only: devices sharing the GPU part
   Tier coexec_gpu = Tier::Count;  // CoExec only: the GPU tier the devices run (Count: the fastest)
+  double join_us = 0;       // CoExec only: a host pass over the whole call after its parts (a sort's merge)
   double memory_us = 0;     // CPU tiers: time of the host-memory traffic
   double host_traffic_us = 0;  // GPU tiers: host-memory time of their transfers (staging, DMA)
   std::string note;

@@ -179,6 +179,22 @@ void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r
   }
   add(Tier::TbbAuto, par);
   add(Tier::Cuda, make_est(Tier::Cuda, launches * p.gpu.launch_us, in + outx, device));
+  if (r.op == OpClass::Sort && (r.tiers & tier_bit(Tier::CoExec))) {
+    // The parts sorted where they ran (each device's share by radix sort,
+    // the CPU's by its sort), then merged on the host: a round per doubling
+    // of the parts, each reading and writing every key and value, and a copy
+    // back when the rounds leave the result in the scratch.
+    Estimate co;
+    co.tier = Tier::CoExec;
+    co.n = n;
+    co.gpu_devices = std::max(1, r.gpu_devices);
+    co.coexec_gpu = coexec_device_tier(OpClass::Sort);
+    int rounds = static_cast<int>(std::ceil(std::log2(co.gpu_devices + 1.0)));
+    rounds += rounds % 2;
+    co.join_us = rounds * 2 * bytes / p.cpu.bw_all_gbps * 1e-3;
+    co.eligible = false;
+    out.push_back(co);
+  }
 }
 
 // CSR SpMV: values and column indices streamed once, row offsets and y

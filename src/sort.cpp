@@ -10,6 +10,7 @@
 #include "veda/detail/reduce_kind.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/sort.hpp"
+#include "src/sort_coexec.hpp"
 #endif
 
 namespace veda::detail {
@@ -19,13 +20,14 @@ template <class K, bool Stable, bool Pairs, class Operands>
 struct SortTag {};
 
 // Stable sorts have no tbb-auto tier: tbb::parallel_sort is not stable.
+// cpu+gpu splits host ranges only (an Array stays whole where it lives).
 template <class K, class Operands>
 Site& sort_site(const SortOptions& o, bool pairs) {
-  constexpr std::uint32_t stable_tiers = tier_bit(Tier::Serial) | tier_bit(Tier::Cuda);
+  constexpr std::uint32_t stable_tiers = tier_bit(Tier::Serial) | tier_bit(Tier::Cuda) | tier_bit(Tier::CoExec);
   constexpr std::uint32_t all = stable_tiers | tier_bit(Tier::TbbAuto);
   if (o.stable && o.tier == "tbb-auto")
     throw InvalidArgument("veda::sort: tier 'tbb-auto' (tbb::parallel_sort) is not stable; stable sorts run "
-                          "'serial' or 'cuda'");
+                          "'serial', 'cuda' or 'cpu+gpu'");
   if (pairs)
     return o.stable ? op_site<SortTag<K, true, true, Operands>>(o.name, "stable_sort_by_key", OpClass::Sort, stable_tiers)
                     : op_site<SortTag<K, false, true, Operands>>(o.name, "sort_by_key", OpClass::Sort, all);
@@ -46,6 +48,25 @@ void sort_cpu(Runtime& rt, Tier tier, K* keys, void* values, std::size_t value_b
   cpu::sort_keys(tier == Tier::TbbAuto ? rt.state().cpu_executor.get() : nullptr, keys, values, value_bytes, n,
                  o.stable, o.descending);
 }
+
+#if VEDA_HAS_CUDA
+// Host keys (and values) sorted on the calling thread's device: copied
+// there, sorted, copied back; done when it returns.
+template <class K>
+void sort_host_on_device(Runtime& rt, K* keys, void* values, std::size_t value_bytes, std::size_t n,
+                         bool descending) {
+  auto& dev = cuda_device(rt);
+  void* s = dev.stream();
+  const std::size_t kbytes = n * sizeof(K), vbytes = values ? n * value_bytes : 0;
+  gpu_bridge::DeviceTemp dk(rt, kbytes + 1, s), dv(rt, vbytes + 1, s);
+  dev.copy_to_device(dk.get(), keys, kbytes, s, false);
+  if (values) dev.copy_to_device(dv.get(), values, vbytes, s, false);
+  cuda::sort_device(dev, scalar_type_of<K>(), dk.get(), values ? dv.get() : nullptr, value_bytes, n, descending,
+                    static_cast<cudaStream_t>(s));
+  dev.copy_to_host(keys, dk.get(), kbytes, s, false);
+  if (values) dev.copy_to_host(values, dv.get(), vbytes, s, false);
+}
+#endif
 
 }  // namespace
 
@@ -72,20 +93,16 @@ void sort_span(std::span<K> keys, void* values, std::size_t value_bytes, const S
   run_op(
       rt, sort_site<K, std::span<K>>(o, values != nullptr), d,
       [&](const Plan& p) { sort_cpu(rt, p.tier, keys.data(), values, value_bytes, n, o); },
-      [&](const Plan&) {
+      [&](const Plan& p) {
 #if VEDA_HAS_CUDA
-        auto& dev = cuda_device(rt);
-        void* s = dev.stream();
-        const std::size_t vbytes = n * d.value_bytes;
-        gpu_bridge::DeviceTemp dk(rt, keys.size_bytes() + 1, s), dv(rt, vbytes + 1, s);
-        dev.copy_to_device(dk.get(), keys.data(), keys.size_bytes(), s, false);
-        if (values) dev.copy_to_device(dv.get(), values, vbytes, s, false);
-        cuda::sort_device(dev, scalar_type_of<K>(), dk.get(), values ? dv.get() : nullptr, value_bytes, n,
-                          o.descending, static_cast<cudaStream_t>(s));
-        dev.copy_to_host(keys.data(), dk.get(), keys.size_bytes(), s, false);
-        if (values) dev.copy_to_host(values, dv.get(), vbytes, s, false);
+        if (p.tier == Tier::CoExec)
+          sort_coexec(rt, p, keys.data(), values, value_bytes, n, o.stable, o.descending,
+                      [&](K* k, void* v, std::size_t len) { sort_host_on_device(rt, k, v, value_bytes, len, o.descending); });
+        else
+          sort_host_on_device(rt, keys.data(), values, value_bytes, n, o.descending);
         return true;
 #else
+        (void)p;
         return false;
 #endif
       });
@@ -100,6 +117,7 @@ void sort_array(Array<K>& keys, Buffer* values, std::size_t value_bytes, const S
   CallScope scope;
   Runtime& rt = scope.runtime();
   CallDesc d = sort_desc<K>(n, values ? value_bytes : 0, o);
+  d.exclude_tiers |= tier_bit(Tier::CoExec);  // an Array stays whole where it lives
   describe_buffers(d, {keys.buffer(), values});
   run_op(
       rt, sort_site<K, Array<K>>(o, values != nullptr), d,

@@ -401,6 +401,39 @@ TEST_CASE("a split GEMM is predicted by C's rows from gpu-cublas (not TF32); two
   CHECK(one.tier == Tier::GpuCublasTf32);
 }
 
+TEST_CASE("a split sort counts the merge of its parts on the host: worth it across devices, not beside one") {
+  const auto p = coexec_host();
+  CostRequest r;
+  r.op = OpClass::Sort;
+  r.tiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbAuto) | tier_bit(Tier::Cuda) | tier_bit(Tier::CoExec);
+  r.n = 100'000'000;
+  r.elem_bytes = 4;
+  r.value_bytes = 4;
+  r.h2d_bytes = r.d2h_bytes = r.n * 8;
+  r.threads = 16;
+  r.gpu_ok = true;
+  auto co_of = [](const Choice& c) {
+    const auto it = std::find_if(c.estimates.begin(), c.estimates.end(), [](const Estimate& e) { return e.tier == Tier::CoExec; });
+    REQUIRE(it != c.estimates.end());
+    return *it;
+  };
+  // Two parts: one round reading and writing every key and value, and the copy back.
+  const double round_us = 2.0 * 8e8 / p.cpu.bw_all_gbps * 1e-3;
+  const Choice one = decide(p, r);
+  const Estimate co1 = co_of(one);
+  CHECK(co1.join_us == doctest::Approx(2 * round_us));
+  CHECK(co1.total_us >= co1.join_us + kCoExecJoinUs);
+  CHECK_FALSE(co1.eligible);  // the merge costs more than the CPU's share saves
+  CHECK(one.tier == Tier::Cuda);
+  r.gpu_devices = 3;  // four parts: two rounds
+  const Choice three = decide(p, r);
+  const Estimate co3 = co_of(three);
+  CHECK(co3.join_us == doctest::Approx(2 * round_us));
+  CHECK(three.tier == Tier::CoExec);
+  CHECK(three.gpu_fraction > 0.9);  // the 16 threads' sort is much slower: a small share
+  CHECK(starts(three.reason, "CPU and 3 GPUs together fastest"));
+}
+
 TEST_CASE("co-execution over several devices of one kind: each takes an equal share, and the devices alone may split a call") {
   const auto p = coexec_host();
   CostRequest r = coexec_map();

@@ -9,9 +9,9 @@
 // over data only device 1 holds copies it device to device, leaving the
 // host stale; and every used device's pool holds memory. Calibration
 // measures each GPU used on its own (its UUID, its rates) and, with two or
-// more, the copy rate of every ordered pair. A co-executed map and
-// reduction over host data split their GPU part among the devices of one
-// kind (each device's pool allocates) and give the serial loop's results.
+// more, the copy rate of every ordered pair. A co-executed map, reduction,
+// matmul and sort over host data split their GPU part among the devices of
+// one kind (each device's pool allocates) and give the serial results.
 // With one GPU the two-GPU cases report that they were skipped.
 #include <doctest/doctest.h>
 
@@ -148,7 +148,7 @@ TEST_CASE("with two GPUs, calls run where they are asked to, else where their da
   CHECK(m.devices[1].used > 0);
 }
 
-TEST_CASE("with two GPUs of one kind, a co-executed call (a par_iter phase, a veda::gpu map) splits its GPU part between them") {
+TEST_CASE("with two GPUs of one kind, a co-executed call (a par_iter phase, a veda::gpu map, a matmul, a sort) splits its GPU part between them") {
   AllDevices run;
   if (veda::get_runtime().gpu().in_use.size() < 2) {
     std::printf("skipped: one GPU in this machine, this case needs two\n");
@@ -208,4 +208,23 @@ TEST_CASE("with two GPUs of one kind, a co-executed call (a par_iter phase, a ve
   const std::vector<std::uint64_t> after_gemm = allocations();
   for (std::size_t i = 0; i < sharing; ++i)
     CHECK_MESSAGE(after_gemm[i] > before_gemm[i], "device slot " << i << " took no rows of the matmul");
+  // A sort of host spans: each device sorts its share of the keys, the CPU
+  // the rest, and the parts are merged: the same order as a stable sort.
+  std::vector<float> keys(1'000'003);
+  std::vector<std::uint32_t> values(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<float>(i * 7919 % 10007) - 5000;
+    values[i] = static_cast<std::uint32_t>(i);
+  }
+  auto want_keys = keys;
+  auto want_values = values;
+  veda::sort_by_key(want_keys, want_values, {.stable = true, .tier = "serial"});
+  const std::vector<std::uint64_t> before_sort = allocations();
+  veda::sort_by_key(keys, values, {.stable = true, .tier = "cpu+gpu"});
+  CHECK(veda::last_decision().tier == "cpu+gpu");
+  CHECK(keys == want_keys);
+  CHECK(values == want_values);
+  const std::vector<std::uint64_t> after_sort = allocations();
+  for (std::size_t i = 0; i < sharing; ++i)
+    CHECK_MESSAGE(after_sort[i] > before_sort[i], "device slot " << i << " sorted no keys");
 }

@@ -21,8 +21,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -53,6 +55,7 @@
 #include "veda/gpu.hpp"
 #if VEDA_HAS_CUDA
 #include "src/gemm_tiers.hpp"
+#include "src/sort_coexec.hpp"
 #include "veda/detail/coexec.hpp"
 #endif
 
@@ -943,6 +946,71 @@ TEST_CASE("a split matmul: C's first rows in equal shares on the devices, the re
       }
     }
   }
+}
+
+TEST_CASE("a split sort: the first keys in equal shares on the devices, the rest on the CPU, merged: equal to one sort") {
+  // sort_coexec (src/sort_coexec.hpp) over three emulated devices; each
+  // device share is sorted stably on the host, as the devices' radix sort
+  // does, and records its device. Keys with many ties, -0.0 and NaNs.
+  using namespace veda::detail;
+  Running r;
+  veda::Runtime& rt = veda::get_runtime();
+  Plan p;
+  p.gpu_devices = 3;
+  auto before = [](float a, float b, bool descending) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+    return descending ? b < a : a < b;
+  };
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1009}, std::size_t{100003}})
+    for (float share : {0.0f, 0.5f, 1.0f})
+      for (bool stable : {true, false})
+        for (bool descending : {false, true}) {
+          CAPTURE(n);
+          CAPTURE(share);
+          CAPTURE(stable);
+          CAPTURE(descending);
+          std::vector<float> keys(n);
+          std::vector<std::uint64_t> values(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t x = i * 7919 % 61;
+            keys[i] = x == 0 ? std::numeric_limits<float>::quiet_NaN() : x == 1 ? -0.0f : static_cast<float>(x % 23) - 11;
+            values[i] = i;
+          }
+          const std::vector<float> original = keys;
+          std::vector<std::size_t> want(n);
+          std::iota(want.begin(), want.end(), std::size_t{0});
+          std::stable_sort(want.begin(), want.end(),
+                           [&](std::size_t a, std::size_t b) { return before(original[a], original[b], descending); });
+          p.gpu_fraction = share;
+          std::vector<std::size_t> key_device(n, 9);  // 9: the CPU
+          sort_coexec(rt, p, keys.data(), values.data(), sizeof(std::uint64_t), n, stable, descending,
+                      [&](float* k, void* v, std::size_t len) {
+                        const auto lo = static_cast<std::size_t>(k - keys.data());
+                        for (std::size_t i = 0; i < len; ++i) key_device[values[lo + i]] = RuntimeState::thread_device();
+                        cpu::sort_keys<float>(nullptr, k, v, sizeof(std::uint64_t), len, true, descending);
+                      });
+          // Stable: exactly the stable sort (keys bit for bit, values with
+          // them); unstable: equal keys in any order, each value with its key.
+          bool ordered = true, with_keys = true;
+          std::vector<int> seen(n, 0);
+          for (std::size_t i = 0; i < n; ++i) {
+            const float got = keys[i], expected = original[want[i]];
+            ordered &= stable ? std::memcmp(&got, &expected, sizeof(float)) == 0 && values[i] == want[i]
+                              : !before(got, expected, descending) && !before(expected, got, descending);
+            with_keys &= values[i] < n && std::memcmp(&keys[i], &original[values[i]], sizeof(float)) == 0;
+            if (values[i] < n) ++seen[values[i]];
+          }
+          CHECK(ordered);
+          CHECK(with_keys);
+          CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(n));
+          // The first g keys (by position before the sort) on the devices, each share on one, the rest on the CPU.
+          const std::size_t g = coexec_gpu_count(p, n);
+          bool placed = true;
+          for (std::size_t i = 0; i < n; ++i) placed &= i < g ? key_device[i] <= 2 : key_device[i] == 9;
+          CHECK(placed);
+          if (g >= 3) CHECK(key_device[0] != key_device[g - 1]);
+        }
 }
 #endif
 

@@ -234,6 +234,51 @@ TEST_CASE("10^7 keys, and Arrays sorted in place") {
   }
 }
 
+TEST_CASE("forced cpu+gpu: host ranges are split, sorted in parts and merged to the same order; Arrays run whole") {
+  // Without a usable GPU the forced tier falls back to the CPU; the values are checked the same way.
+  veda_test::OpRuntime rt;
+  const bool gpu = veda::get_runtime().gpu_usable();
+  for (std::size_t n : kLengths)
+    for (bool stable : {true, false})
+      for (bool descending : {false, true}) {
+        CAPTURE(n);
+        CAPTURE(stable);
+        CAPTURE(descending);
+        const auto k0 = keys<float>(n, 8);
+        std::vector<std::uint32_t> v0(n);
+        for (std::size_t i = 0; i < n; ++i) v0[i] = static_cast<std::uint32_t>(i);
+        auto wk = k0;
+        auto wv = v0;
+        oracle(wk, wv, descending);
+        auto k = k0;
+        auto v = v0;
+        veda::sort_by_key(k, v, {.stable = stable, .descending = descending, .tier = "cpu+gpu"});
+        if (gpu) CHECK(veda::last_decision().tier == "cpu+gpu");
+        else CHECK(veda::last_decision().device == veda::Device::Cpu);
+        if (stable) {
+          CHECK(same_bits(k, wk));
+          CHECK(same_bits(v, wv));
+          continue;
+        }
+        bool ordered = true, pairs = true;
+        for (std::size_t i = 0; i < n; ++i) {
+          ordered &= equivalent(k[i], wk[i]);
+          pairs &= v[i] < n && std::memcmp(&k[i], &k0[v[i]], sizeof(float)) == 0;
+        }
+        CHECK(ordered);
+        CHECK(pairs);
+      }
+  // An Array is not split: the devices' tier sorts it whole.
+  veda::Array<double> a(keys<double>(4093, 9));
+  auto want = a.to_vector();
+  std::vector<std::uint8_t> none;
+  oracle(want, none, false);
+  veda::sort(a, {.stable = true, .tier = "cpu+gpu"});
+  CHECK(same_bits(a.to_vector(), want));
+  if (gpu) CHECK(veda::last_decision().tier == "cuda");
+  else CHECK(veda::last_decision().device == veda::Device::Cpu);
+}
+
 TEST_CASE("bad input throws before any work; stable sorts never offer tbb-auto") {
   veda_test::OpRuntime rt;
   std::vector<float> k = {3, 1, 2};

@@ -16,9 +16,12 @@
 //   permute equal keys (only their values, or NaN payloads, can tell).
 // - Tiers: serial (std::sort, or std::stable_sort), tbb-auto
 //   (tbb::parallel_sort; not stable, so not offered for stable sorts), cuda
-//   (cub::DeviceRadixSort, stable). On the GPU, float keys are sorted as
-//   order-preserving integer images with their positions, then gathered, so
-//   NaNs and zeros follow the rule above.
+//   (cub::DeviceRadixSort, stable), and for host ranges cpu+gpu (the first
+//   keys in equal shares on the idle devices, the rest on the CPU, each part
+//   sorted where it ran, then merged on the host; stable when the sort is).
+//   On the GPU, float keys are sorted as order-preserving integer images
+//   with their positions, then gathered, so NaNs and zeros follow the rule
+//   above.
 // - Arrays stay where the sort ran (on the GPU, the device copy is current).
 //
 // Thread-safety: any number of threads may sort different data at once.
@@ -41,7 +44,7 @@ struct SortOptions {
   Placement placement = Placement::Auto;
   bool strict = false;
   std::string name;  // empty: "sort", "stable_sort", "sort_by_key" or "stable_sort_by_key"
-  std::string tier;  // force "serial", "tbb-auto" or "cuda": tests, benchmarks, debugging
+  std::string tier;  // force "serial", "tbb-auto", "cuda" or "cpu+gpu": tests, benchmarks, debugging
 };
 
 namespace detail {
