@@ -181,17 +181,20 @@ void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r
   add(Tier::Cuda, make_est(Tier::Cuda, launches * p.gpu.launch_us, in + outx, device));
   if (r.op == OpClass::Sort && (r.tiers & tier_bit(Tier::CoExec))) {
     // The parts sorted where they ran (each device's share by radix sort,
-    // the CPU's by its sort), then merged on the host: a round per doubling
-    // of the parts, each reading and writing every key and value, and a copy
-    // back when the rounds leave the result in the scratch.
+    // the CPU's by its sort), then merged on the host (cpu::merge_runs): a
+    // round per doubling of the parts, each reading and writing every key
+    // and value and taking ~5 ns per element on a thread (10^7 float keys
+    // with values, two runs, on 2 threads: 31 ms with the copy back, Intel
+    // Xeon, 2026-11-28, an ad-hoc timing),
+    // and a copy back when the rounds leave the result in the scratch.
     Estimate co;
     co.tier = Tier::CoExec;
     co.n = n;
     co.gpu_devices = std::max(1, r.gpu_devices);
     co.coexec_gpu = coexec_device_tier(OpClass::Sort);
-    int rounds = static_cast<int>(std::ceil(std::log2(co.gpu_devices + 1.0)));
-    rounds += rounds % 2;
-    co.join_us = rounds * 2 * bytes / p.cpu.bw_all_gbps * 1e-3;
+    const int rounds = static_cast<int>(std::ceil(std::log2(co.gpu_devices + 1.0)));
+    const double traffic = 2 * bytes / p.cpu.bw_all_gbps * 1e-3;
+    co.join_us = rounds * std::max(traffic, n * 5e-3 / threads) + (rounds % 2) * traffic;
     co.eligible = false;
     out.push_back(co);
   }

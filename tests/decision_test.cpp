@@ -417,18 +417,20 @@ TEST_CASE("a split sort counts the merge of its parts on the host: worth it acro
     REQUIRE(it != c.estimates.end());
     return *it;
   };
-  // Two parts: one round reading and writing every key and value, and the copy back.
-  const double round_us = 2.0 * 8e8 / p.cpu.bw_all_gbps * 1e-3;
-  const Choice one = decide(p, r);
+  // A merge round: 5 ns per element on each of the 16 threads (here more
+  // than reading and writing every key and value); a copy back: the traffic.
+  const double merge_us = 1e8 * 5e-3 / 16, copy_us = 2.0 * 8e8 / p.cpu.bw_all_gbps * 1e-3;
+  REQUIRE(merge_us > copy_us);
+  const Choice one = decide(p, r);  // two parts: one round and the copy back
   const Estimate co1 = co_of(one);
-  CHECK(co1.join_us == doctest::Approx(2 * round_us));
+  CHECK(co1.join_us == doctest::Approx(merge_us + copy_us));
   CHECK(co1.total_us >= co1.join_us + kCoExecJoinUs);
   CHECK_FALSE(co1.eligible);  // the merge costs more than the CPU's share saves
   CHECK(one.tier == Tier::Cuda);
   r.gpu_devices = 3;  // four parts: two rounds
   const Choice three = decide(p, r);
   const Estimate co3 = co_of(three);
-  CHECK(co3.join_us == doctest::Approx(2 * round_us));
+  CHECK(co3.join_us == doctest::Approx(2 * merge_us));
   CHECK(three.tier == Tier::CoExec);
   CHECK(three.gpu_fraction > 0.9);  // the 16 threads' sort is much slower: a small share
   CHECK(starts(three.reason, "CPU and 3 GPUs together fastest"));
