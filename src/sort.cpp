@@ -97,7 +97,9 @@ void sort_span(std::span<K> keys, void* values, std::size_t value_bytes, const S
 #if VEDA_HAS_CUDA
         if (p.tier == Tier::CoExec)
           sort_coexec(rt, p, keys.data(), values, value_bytes, n, o.stable, o.descending,
-                      [&](K* k, void* v, std::size_t len) { sort_host_on_device(rt, k, v, value_bytes, len, o.descending); });
+                      [&](K* k, void* v, std::size_t len) {
+                        sort_host_on_device(rt, k, v, value_bytes, len, o.descending);
+                      });
         else
           sort_host_on_device(rt, keys.data(), values, value_bytes, n, o.descending);
         return true;

@@ -974,7 +974,9 @@ TEST_CASE("a split sort: the first keys in equal shares on the devices, the rest
           std::vector<std::uint64_t> values(n);
           for (std::size_t i = 0; i < n; ++i) {
             const std::size_t x = i * 7919 % 61;
-            keys[i] = x == 0 ? std::numeric_limits<float>::quiet_NaN() : x == 1 ? -0.0f : static_cast<float>(x % 23) - 11;
+            keys[i] = x == 0   ? std::numeric_limits<float>::quiet_NaN()
+                      : x == 1 ? -0.0f
+                               : static_cast<float>(x % 23) - 11;
             values[i] = i;
           }
           const std::vector<float> original = keys;

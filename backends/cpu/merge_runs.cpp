@@ -97,9 +97,10 @@ void merge_all(CpuExecutor* parallel, K* keys, V* values, std::span<const std::s
       return;
     }
     parallel->execute([&] {
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pieces.size(), 1), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i) f(pieces[i]);
-      });
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pieces.size(), 1),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t i = r.begin(); i < r.end(); ++i) f(pieces[i]);
+                        });
     });
   };
   while (runs.size() > 2) {
@@ -108,7 +109,8 @@ void merge_all(CpuExecutor* parallel, K* keys, V* values, std::span<const std::s
     for (std::size_t r = 0; r + 1 < runs.size(); r += 2) {
       // A pair of runs; a last run without a partner is copied (b empty).
       const std::size_t a0 = runs[r], a1 = runs[r + 1], b1 = r + 2 < runs.size() ? runs[r + 2] : a1;
-      for (std::size_t d = 0; d < b1 - a0; d += kPiece) pieces.push_back({a0, a1, b1, d, std::min(d + kPiece, b1 - a0)});
+      for (std::size_t d = 0; d < b1 - a0; d += kPiece)
+        pieces.push_back({a0, a1, b1, d, std::min(d + kPiece, b1 - a0)});
       next.push_back(b1);
     }
     each(pieces, [&](const Piece& p) { merge_piece(p, src, dst, before); });
