@@ -183,10 +183,9 @@ void sort_scan_transpose_estimates(const MachineProfile& p, const CostRequest& r
     // The parts sorted where they ran (each device's share by radix sort,
     // the CPU's by its sort), then merged on the host (cpu::merge_runs): a
     // round per doubling of the parts, each reading and writing every key
-    // and value and taking ~5 ns per element on a thread (10^7 float keys
-    // with values in two runs, on 2 threads: 31 ms with the copy back, an
-    // ad-hoc timing on an Intel Xeon, 2026-11-28), and a copy back when the
-    // rounds leave the result in the scratch.
+    // and value and taking ~5 ns per element on a thread, and a copy back
+    // when the rounds leave the result in the scratch (bench_sort's merge
+    // table puts it beside the measured merge).
     Estimate co;
     co.tier = Tier::CoExec;
     co.n = n;

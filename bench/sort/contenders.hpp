@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+namespace bench {
+struct Options;
+}
+
 namespace bench::sort {
 
 template <class K>
@@ -22,5 +26,9 @@ using Pair = std::pair<std::uint32_t, std::uint32_t>;
 void std_sort_pairs(std::vector<Pair>& kv);
 void tbb_sort_pairs(std::vector<Pair>& kv);
 void veda_sort_pairs(std::vector<std::uint32_t>& keys, std::vector<std::uint32_t>& values, const std::string& tier);
+
+// Prints the merge table (merge.cpp): the cpu+gpu sort's last pass against
+// std::merge, beside the cost model's prediction.
+void merge_table(const Options& opt);
 
 }  // namespace bench::sort

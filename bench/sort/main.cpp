@@ -3,7 +3,8 @@
 // interleaved in one run, every sample on freshly shuffled input.
 // regret = veda auto / best veda tier forced. Targets: auto no slower than
 // the faster of std::sort and tbb::parallel_sort by more than 5% from 10^5
-// keys; median regret <= 1.05.
+// keys; median regret <= 1.05. Then the cpu+gpu sort's merge on its own
+// (merge.cpp) against std::merge and the cost model.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
   series.push_back(keys_table<float>(opt, regrets));
   series.push_back(keys_table<std::uint32_t>(opt, regrets));
   series.push_back(pairs_table(opt, regrets));
+  sort::merge_table(opt);
   std::printf("\nauto regret, median over sizes and cases: %.3f (worst %.3f)\n", median_of(regrets),
               *std::max_element(regrets.begin(), regrets.end()));
   write_json(opt.json_path, "sort", {}, series);
