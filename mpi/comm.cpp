@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #if __has_include(<mpi-ext.h>)
@@ -91,6 +92,13 @@ bool cuda_aware() noexcept {
 }
 
 namespace detail {
+
+bool pass_device_pointers() noexcept {
+  if (cuda_aware()) return true;
+  const char* on = std::getenv("VEDA_MPI_DEVICE_POINTERS");
+  const char* emulated = std::getenv("VEDA_EMULATE_DEVICES");
+  return on && std::string_view(on) == "1" && emulated && *emulated;
+}
 
 std::string message_of(std::exception_ptr e) {
   try {

@@ -1,6 +1,7 @@
 #include "veda/detail/buffer.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 
 #include "runtime/device_api.hpp"
@@ -262,6 +263,63 @@ void* Buffer::host_overwrite() {
   }
   host_valid_ = true;
   return host_->data;
+}
+
+void Buffer::read_range(std::size_t offset, void* dst, std::size_t n) {
+  if (!n) return;
+  const auto* host = static_cast<const char*>(host_->data) + offset;
+  if (!on_device_ever()) {
+    std::memmove(dst, host, n);  // dst may be this buffer's own bytes
+    return;
+  }
+  std::lock_guard lock(mu_);
+  if (host_valid_) {
+    std::memmove(dst, host, n);
+    return;
+  }
+  throw_if_lost_locked();
+  for (DeviceCopy& c : copies_)
+    if (c.valid) {
+      wait_other_streams(c, c.last_stream);  // after every writer
+      retrying([&] { c.dev->copy_to_host(dst, static_cast<const char*>(c.ptr) + offset, n, c.last_stream, false); });
+      return;
+    }
+  throw DeviceError("veda::Array has no valid copy anywhere");  // a bug in veda, never silent
+}
+
+void Buffer::write_range(std::size_t offset, const void* src, std::size_t n) {
+  if (!n) return;
+  auto* host = static_cast<char*>(host_->data) + offset;
+  if (!on_device_ever()) {
+    std::memmove(host, src, n);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  throw_if_lost_locked();
+  if (host_valid_) std::memmove(host, src, n);
+  // Each device copy's write follows every use of it, on any stream. One
+  // that fails (after a retry) may hold part of the range: it becomes
+  // stale, unless no other copy holds the data (then the range holds
+  // unspecified bytes there, and the call throws).
+  std::exception_ptr failed;
+  DeviceCopy* first_failed = nullptr;
+  for (DeviceCopy& c : copies_) {
+    if (!c.valid) continue;
+    try {
+      wait_other_streams(c, c.last_stream);
+      retrying([&] { c.dev->copy_to_device(static_cast<char*>(c.ptr) + offset, src, n, c.last_stream, false); });
+    } catch (...) {
+      if (!failed) {
+        failed = std::current_exception();
+        first_failed = &c;
+      }
+      c.valid = false;
+    }
+    note_work(c, c.last_stream);  // chunks queued before a failure may still land
+  }
+  if (!failed) return;
+  if (!host_valid_ && !any_device_valid_locked()) first_failed->valid = true;
+  std::rethrow_exception(failed);
 }
 
 Buffer::DeviceCopy& Buffer::ensure_copy_locked(DeviceApi& dev, StreamHandle s) {

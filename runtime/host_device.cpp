@@ -51,6 +51,7 @@ void HostDevice::copy_to_device(void* dst, const void* src, std::size_t bytes, S
   fail_if_broken("host-to-device copy");
   CopyTrace trace(*this, s, SpanKind::H2D, bytes);
   ++h2d_copies;
+  h2d_bytes += bytes;
   if (!bytes) return;
   if (!streams_ || host_pinned) {  // pinned memory is read by the DMA itself, later
     run_on(s, [=] { std::memcpy(dst, src, bytes); });
@@ -66,6 +67,7 @@ void HostDevice::copy_to_host(void* dst, const void* src, std::size_t bytes, Str
   fail_if_broken("device-to-host copy");
   CopyTrace trace(*this, s, SpanKind::D2H, bytes);
   ++d2h_copies;
+  d2h_bytes += bytes;
   if (!bytes) return;
   run_on(s, [=] { std::memcpy(dst, src, bytes); });
   if (streams_) streams_->synchronize(s);  // returns once the host holds the data

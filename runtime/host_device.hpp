@@ -82,6 +82,7 @@ class HostDevice final : public DeviceApi {
 
   // Counters the tests read to see which transitions copied data.
   std::atomic<std::size_t> h2d_copies{0}, d2h_copies{0}, d2d_copies{0}, peer_copies{0};  // peer: out of this one
+  std::atomic<std::size_t> h2d_bytes{0}, d2h_bytes{0};
 
  private:
   HostDevice(PoolOptions options, std::unique_ptr<EmulatedStreams> streams);

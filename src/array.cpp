@@ -21,6 +21,12 @@ void throw_index(std::size_t i, std::size_t n) {
                         std::to_string(n));
 }
 
+void throw_range(const char* what, std::size_t first, std::size_t count, std::size_t n) {
+  throw InvalidArgument("veda::Array::" + std::string(what) + ": elements [" + std::to_string(first) + ", " +
+                        std::to_string(first) + " + " + std::to_string(count) + ") out of range for size " +
+                        std::to_string(n));
+}
+
 void throw_shape(const std::string& what, const Shape& from, const Shape& to) {
   throw InvalidArgument(what + ": shape " + to.str() + " (" + std::to_string(to.size()) + " elements) does not fit " +
                         from.str() + " (" + std::to_string(from.size()) + " elements)");
@@ -71,20 +77,29 @@ std::unique_ptr<HostStorage> make_pinned_storage(std::size_t bytes) {
   return std::make_unique<MallocStorage>(bytes);
 }
 
-void array_to_device(Buffer& b, int device) {
-  CallScope scope;
+namespace {
+// The device `device` names for Array's placement calls (-1: the first),
+// nullptr when the runtime has none; InvalidArgument for one it does not use.
+DeviceApi* placement_device(CallScope& scope, int device, const char* what) {
   RuntimeState& st = scope.runtime().state();
   if (st.device_count() == 0) {
-    check_device_index(scope.runtime(), device, "Array::to_device");
-    return;
+    check_device_index(scope.runtime(), device, what);
+    return nullptr;
   }
-  check_device_sign(device, "Array::to_device");
+  check_device_sign(device, what);
   const int slot = device == -1 ? 0 : st.slot_of(device);
   if (slot < 0) {
-    check_device_option(scope.runtime(), device, "Array::to_device");
-    throw InvalidArgument("Array::to_device: device " + std::to_string(device) + " is not one this runtime uses");
+    check_device_option(scope.runtime(), device, what);
+    throw InvalidArgument(std::string(what) + ": device " + std::to_string(device) + " is not one this runtime uses");
   }
-  DeviceApi* dev = st.device_at(static_cast<std::size_t>(slot));
+  return st.device_at(static_cast<std::size_t>(slot));
+}
+}  // namespace
+
+void array_to_device(Buffer& b, int device) {
+  CallScope scope;
+  DeviceApi* dev = placement_device(scope, device, "Array::to_device");
+  if (!dev) return;
   const StreamHandle s = dev->stream();
   try {
     b.device_read(*dev, s);
@@ -94,6 +109,17 @@ void array_to_device(Buffer& b, int device) {
   } catch (const DeviceFault& e) {  // the copy failed twice (Buffer retries once): the same
     log_once(spdlog::level::warn, "to_device-fault", std::string("Array::to_device: ") + e.what());
   }
+}
+
+void* array_device_data(Buffer& b, int device, bool write) {
+  CallScope scope;
+  DeviceApi* dev = placement_device(scope, device, "Array::device_data");
+  if (!dev) return nullptr;
+  const StreamHandle s = dev->stream();
+  void* p = write ? b.device_write(*dev, s, true) : const_cast<void*>(b.device_read(*dev, s));
+  b.device_done(s);
+  dev->synchronize(s);  // s follows every stream that used the copy: all of it is done
+  return p;
 }
 
 void array_release_device(Buffer& b) {

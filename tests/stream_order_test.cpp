@@ -17,6 +17,7 @@
 #include "runtime/host_device.hpp"
 #include "runtime/runtime_state.hpp"
 #include "veda/array.hpp"
+#include "veda/error.hpp"
 #include "veda/runtime.hpp"
 
 using veda::Array;
@@ -175,4 +176,45 @@ TEST_CASE("shutdown with device work in flight brings every Array home") {
   d.reset();  // veda::shutdown(): evict_all copies back after the writer
   CHECK(a.valid_on_host());
   CHECK(a.to_vector() == std::vector<int>(kN, 5));
+}
+
+TEST_CASE("device_data hands out the device copy with every stream's work on it finished") {
+  AsyncDevice d;
+  HostDevice& dev = *d.dev;
+  for (int round = 1; round <= 6; ++round) {
+    CAPTURE(round);
+    Array<int> a(std::vector<int>(kN, 1));
+    fill_on(dev, a, dev.stream(round % 4), round);  // queued behind a random delay
+    auto reader = sum_on(dev, a, dev.stream((round + 1) % 4), 2000);
+    const Array<int>& ca = a;
+    const int* p = ca.device_data();  // a read: the device copy stays the only valid one
+    CHECK(*reader == static_cast<std::int64_t>(kN) * round);  // finished already
+    CHECK(p[0] == round);
+    CHECK(p[kN - 1] == round);
+    CHECK_FALSE(a.valid_on_host());
+    int* w = a.device_data(0);  // a write, done by "outside" code here
+    CHECK(w == p);
+    w[5] = -1;
+    const auto v = a.to_vector();
+    CHECK(v[5] == -1);
+    CHECK(v[6] == round);
+  }
+  // On the host the write version makes the host copy stale.
+  Array<int> b(std::vector<int>{1, 2, 3});
+  int* q = b.device_data();
+  REQUIRE(q != nullptr);
+  CHECK_FALSE(b.valid_on_host());
+  q[1] = 7;
+  CHECK(b.to_vector() == std::vector<int>{1, 7, 3});
+  CHECK(Array<int>().device_data() == nullptr);
+  CHECK_THROWS_AS(b.device_data(3), veda::InvalidArgument);
+}
+
+TEST_CASE("device_data without a device is nullptr; another index is InvalidArgument") {
+  veda::init(veda::Config::builder().threads(2).gpu(false).calibration(veda::CalibrationMode::Off).build());
+  Array<int> a(std::vector<int>{1, 2, 3});
+  CHECK(a.device_data() == nullptr);
+  CHECK(a.valid_on_host());
+  CHECK_THROWS_AS(a.device_data(1), veda::InvalidArgument);
+  veda::shutdown();
 }

@@ -17,7 +17,9 @@
 // counts as a host write, so it waits for device work in flight on the
 // array and marks the device copy stale. operator[] and at() are bounds
 // checked (veda::InvalidArgument) and go through the same path, so use
-// host() for loops. to_vector() copies out.
+// host() for loops. to_vector() copies out. read() and write() copy a
+// range of elements out and in without moving the rest: from or to a device
+// copy, only those elements cross.
 //
 // Shape: shape() and extent(d) for d < ndim() (1 beyond). reshape() changes
 // the shape, never the data (no copy). rows() is extent(0) and cols() the
@@ -79,7 +81,9 @@ class VectorStorage<bool> final : public HostStorage {
 
 void array_to_device(Buffer& b, int device);  // no-op without a usable device
 void array_release_device(Buffer& b);
+void* array_device_data(Buffer& b, int device, bool write);  // nullptr without a usable device
 [[noreturn]] void throw_index(std::size_t i, std::size_t n);
+[[noreturn]] void throw_range(const char* what, std::size_t first, std::size_t count, std::size_t n);
 [[noreturn]] void throw_shape(const std::string& what, const Shape& from, const Shape& to);
 }  // namespace detail
 
@@ -191,6 +195,22 @@ class Array {
     return host()[offset(i, j, k, l)];
   }
 
+  // Part of the elements, without moving the rest (a halo row out of a
+  // device-resident grid, a boundary row into it): read copies elements
+  // [first, first + out.size()) into `out` from the host copy when it is
+  // valid, else from a device's, of which only those elements cross (through
+  // pinned staging); write copies `in` over elements [first, first +
+  // in.size()) of every valid copy. Neither changes where the data is valid.
+  // A range past the end is InvalidArgument, before any copy.
+  void read(std::size_t first, std::span<T> out) const {
+    if (first > size() || out.size() > size() - first) detail::throw_range("read", first, out.size(), size());
+    if (!out.empty()) buf_->read_range(first * sizeof(T), out.data(), out.size_bytes());
+  }
+  void write(std::size_t first, std::span<const T> in) {
+    if (first > size() || in.size() > size() - first) detail::throw_range("write", first, in.size(), size());
+    if (!in.empty()) buf_->write_range(first * sizeof(T), in.data(), in.size_bytes());
+  }
+
   std::vector<T> to_vector() const {
     auto s = host();
     return std::vector<T>(s.begin(), s.end());
@@ -212,6 +232,22 @@ class Array {
   }
   void to_host() {
     if (buf_) detail::array_release_device(*buf_);
+  }
+
+  // Interop with CUDA code outside veda (a CUDA library, CUDA-aware MPI):
+  // the address of the array's copy on device `device` (the runtime's first
+  // when -1; one it uses, else InvalidArgument), brought up to date there
+  // (OutOfMemory when it cannot be placed), with all work veda queued on it
+  // finished. On a non-const Array it counts as a device write: the host
+  // copy and other devices' copies turn stale. nullptr for an empty array or
+  // without a usable device. The address holds until the array is next used
+  // by veda, placed, destroyed, or moved home by veda::shutdown() or by a
+  // device running out of memory; work on it must finish before then.
+  const T* device_data(int device = -1) const {
+    return buf_ && size() ? static_cast<const T*>(detail::array_device_data(*buf_, device, false)) : nullptr;
+  }
+  T* device_data(int device = -1) {
+    return buf_ && size() ? static_cast<T*>(detail::array_device_data(*buf_, device, true)) : nullptr;
   }
 
   // For veda's own ops: the type-erased storage (null for an empty Array).

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <cmath>
 #include <numeric>
@@ -337,6 +338,39 @@ TEST_CASE("exchange_halo: the neighbouring rows, skipping empty ranks; too few r
       CHECK(h.below.to_vector() == std::vector<double>(all.begin() + last * cols, all.begin() + (last + w) * cols));
   }
   CHECK_THROWS_AS(vm::exchange_halo(x, rows + 1), veda::InvalidArgument);
+}
+
+TEST_CASE("exchange_halo from local parts on a device: only the rows sent cross, or none with device pointers") {
+  vm::Comm c;
+  const std::size_t rows = 3 * static_cast<std::size_t>(c.size()) + 2, cols = 33, w = 2;
+  const auto all = iota_data(rows * cols);
+  for (const std::string direct : {"0", "1"}) {
+    CAPTURE(direct);
+    // One emulated device per rank, until the runtime restarts as before.
+    setenv("VEDA_EMULATE_DEVICES", "1", 1);
+    setenv("VEDA_MPI_DEVICE_POINTERS", direct.c_str(), 1);
+    Reinit fresh(veda::get_runtime().config());
+    struct Unset {
+      ~Unset() {
+        unsetenv("VEDA_EMULATE_DEVICES");
+        unsetenv("VEDA_MPI_DEVICE_POINTERS");
+      }
+    } before_restart;
+    auto x = vm::DistArray<double>::scatter(c, all, cols);
+    REQUIRE(x.local().device_data() != nullptr);  // "written" there: the host copy is stale
+    REQUIRE_FALSE(x.local().valid_on_host());
+    const auto h = vm::exchange_halo(x, w);
+    const std::size_t first = x.row_offset(), last = first + x.local_rows();
+    CHECK_FALSE(x.local().valid_on_host());  // nothing brought the whole part home
+    if (first > 0) {
+      CHECK(h.above.valid_on_device() == (direct == "1"));
+      CHECK(h.above.to_vector() == std::vector<double>(all.begin() + (first - w) * cols, all.begin() + first * cols));
+    }
+    if (last < rows) {
+      CHECK(h.below.valid_on_device() == (direct == "1"));
+      CHECK(h.below.to_vector() == std::vector<double>(all.begin() + last * cols, all.begin() + (last + w) * cols));
+    }
+  }
 }
 
 int main(int argc, char** argv) {

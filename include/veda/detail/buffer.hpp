@@ -73,6 +73,14 @@ class Buffer {
   // bringing the host copy up to date first.
   void* host_overwrite();
 
+  // Part of the bytes, [offset, offset + n), for Array::read/write; the
+  // caller checks the range. read_range copies them from the host copy when
+  // it is valid, else from a valid device copy (only those bytes cross,
+  // after the work queued on it); write_range writes them into every valid
+  // copy, host and devices. Neither changes which copies are valid.
+  void read_range(std::size_t offset, void* dst, std::size_t n);
+  void write_range(std::size_t offset, const void* src, std::size_t n);
+
   // Device side, on stream `s` of `dev`. device_read() copies in if dev's
   // copy is stale (from another device that holds the data, see above).
   // device_write() makes the host copy and other devices' copies stale; with

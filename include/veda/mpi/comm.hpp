@@ -123,6 +123,11 @@ auto guarded(const Comm& c, const char* op, F&& f) {
   }
 }
 
+// Whether to hand MPI the address of data on a device: cuda_aware(), or in
+// tests VEDA_MPI_DEVICE_POINTERS=1 with VEDA_EMULATE_DEVICES set (emulated
+// device memory is host memory, which any MPI takes).
+bool pass_device_pointers() noexcept;
+
 // MPI's counts are ints: a larger count is InvalidArgument naming `op`.
 int to_count(std::size_t n, const char* op);
 // An MPI return code other than MPI_SUCCESS is veda::Error naming `call`

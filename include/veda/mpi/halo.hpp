@@ -9,13 +9,19 @@
 //   top and bottom of the global array (and on a rank holding no rows) they
 //   have 0 rows. Ranks holding no rows are skipped: the neighbours are the
 //   nearest ranks that hold some.
+// - A local part on a device stays there: with an MPI that takes device
+//   pointers (cuda_aware()) the rows go from and into device memory (above
+//   and below are then on that device), else only the rows sent cross to
+//   the host (Array::read).
 // - Every rank holding rows must hold at least `width` of them (else
 //   InvalidArgument on every rank, before any transfer). Collective.
 //
 // Thread-safety: collective (veda/mpi/comm.hpp).
 #pragma once
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "veda/mpi/dist_array.hpp"
 
@@ -45,15 +51,38 @@ Halo<T> exchange_halo(const DistArray<T>& a, std::size_t width = 1) {
   const int up = holds ? neighbour(-1) : MPI_PROC_NULL, down = holds ? neighbour(1) : MPI_PROC_NULL;
   const std::size_t cols = a.cols(), n = width * cols;
   Halo<T> h{Array<T>(up == MPI_PROC_NULL ? 0 : width, cols), Array<T>(down == MPI_PROC_NULL ? 0 : width, cols)};
-  const T* mine = a.local().host().data();
+  const Array<T>& local = a.local();
+  const std::size_t n_up = up == MPI_PROC_NULL ? 0 : n, n_down = down == MPI_PROC_NULL ? 0 : n;
+  // From a local part on a device: straight from and into device memory
+  // where MPI takes device pointers, else only the rows that leave cross to
+  // the host. A failure here reaches every rank before any transfer.
+  std::vector<T> staged;
+  const T *first = nullptr, *last = nullptr;
+  T *above = nullptr, *below = nullptr;
+  detail::guarded(c, "exchange_halo", [&] {
+    const int dev = local.valid_on_host() ? -1 : local.device();
+    if (dev >= 0 && detail::pass_device_pointers()) {
+      first = local.device_data(dev);
+      last = first + (local.size() - n_down);
+      above = h.above.device_data(dev);
+      below = h.below.device_data(dev);
+      return;
+    }
+    staged.resize(n_up + n_down);
+    local.read(0, std::span<T>(staged.data(), n_up));
+    local.read(local.size() - n_down, std::span<T>(staged.data() + n_up, n_down));
+    first = staged.data();
+    last = staged.data() + n_up;
+    above = h.above.host().data();
+    below = h.below.host().data();
+  });
   detail::ElementType t(sizeof(T));
   const int count = detail::to_count(n, "exchange_halo");
   // My first rows go up while the rows below arrive, then the other way.
-  detail::check(MPI_Sendrecv(mine, up == MPI_PROC_NULL ? 0 : count, t.get(), up, 0, h.below.host().data(),
-                             down == MPI_PROC_NULL ? 0 : count, t.get(), down, 0, c.native(), MPI_STATUS_IGNORE),
+  detail::check(MPI_Sendrecv(first, n_up ? count : 0, t.get(), up, 0, below, n_down ? count : 0, t.get(), down, 0,
+                             c.native(), MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
-  detail::check(MPI_Sendrecv(holds ? mine + (a.local_size() - n) : mine, down == MPI_PROC_NULL ? 0 : count, t.get(),
-                             down, 1, h.above.host().data(), up == MPI_PROC_NULL ? 0 : count, t.get(), up, 1,
+  detail::check(MPI_Sendrecv(last, n_down ? count : 0, t.get(), down, 1, above, n_up ? count : 0, t.get(), up, 1,
                              c.native(), MPI_STATUS_IGNORE),
                 "MPI_Sendrecv");
   return h;
