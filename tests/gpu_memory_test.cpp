@@ -1,10 +1,12 @@
 // Contract (gpu): the data layer over the real CUDA device — the pool over
 // cudaMalloc, staged and pinned transfers verified with checksums at sizes
-// 0, 1, odd and 2^28+3 bytes, Array residency, and device out-of-memory
-// leaving data on the host.
+// 0, 1, odd and 2^28+3 bytes, Array residency, ranges read from and written
+// into a device copy (Array::read/write) and the address device_data gives,
+// and device out-of-memory leaving data on the host.
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -109,6 +111,37 @@ TEST_CASE("Array residency over the device") {
   CHECK(keep[999] == 0);
   const auto st = veda::Array<float>::pinned(16);
   CHECK_FALSE(st.pinned_host());  // after shutdown nothing is pinned
+}
+
+TEST_CASE("Array::read/write move only a range of the device copy; device_data is that copy's device memory") {
+  veda::init();
+  constexpr std::size_t n = (std::size_t{1} << 24) + 3;  // 64 MiB + 12 B: several staging chunks
+  veda::Array<std::int32_t> a(std::vector<std::int32_t>(n, 1));
+  std::int32_t* d = a.device_data();  // a write: the host copy turns stale
+  REQUIRE(d != nullptr);
+  cudaPointerAttributes at{};
+  REQUIRE(cudaPointerGetAttributes(&at, d) == cudaSuccess);
+  CHECK(at.type == cudaMemoryTypeDevice);
+  REQUIRE(cudaMemset(d, 0, a.bytes()) == cudaSuccess);  // "outside" work, finished before veda goes on
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK_FALSE(a.valid_on_host());
+  std::vector<std::int32_t> big(n - 2, -1), one(1, -1);
+  a.read(1, big);  // crosses chunk boundaries, from device memory
+  CHECK(std::count(big.begin(), big.end(), 0) == static_cast<std::ptrdiff_t>(n - 2));
+  const std::vector<std::int32_t> in{4, 5, 6};
+  a.write(n - 3, in);
+  a.write(7, in);
+  a.read(n - 1, one);
+  CHECK(one[0] == 6);
+  CHECK_FALSE(a.valid_on_host());
+  const veda::Array<std::int32_t>& ca = a;
+  std::vector<std::int32_t> seen(5);
+  REQUIRE(cudaMemcpy(seen.data(), ca.device_data() + 6, 5 * sizeof(std::int32_t), cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+  CHECK(seen == std::vector<std::int32_t>{0, 4, 5, 6, 0});
+  const auto v = a.to_vector();
+  CHECK(std::accumulate(v.begin(), v.end(), std::int64_t{0}) == 30);
+  veda::shutdown();
 }
 
 TEST_CASE("device out of memory leaves data on the host") {

@@ -241,8 +241,8 @@ class Array {
   // finished. On a non-const Array it counts as a device write: the host
   // copy and other devices' copies turn stale. nullptr for an empty array or
   // without a usable device. The address holds until the array is next used
-  // by veda, placed, destroyed, or moved home by veda::shutdown() or by a
-  // device running out of memory; work on it must finish before then.
+  // by veda, placed, destroyed, or moved home (to_host(), veda::shutdown());
+  // work on it must finish before then.
   const T* device_data(int device = -1) const {
     return buf_ && size() ? static_cast<const T*>(detail::array_device_data(*buf_, device, false)) : nullptr;
   }
