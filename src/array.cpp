@@ -111,12 +111,13 @@ void array_to_device(Buffer& b, int device) {
   }
 }
 
-void* array_device_data(Buffer& b, int device, bool write) {
+void* array_device_data(Buffer& b, int device, DeviceAccess access) {
   CallScope scope;
   DeviceApi* dev = placement_device(scope, device, "Array::device_data");
   if (!dev) return nullptr;
   const StreamHandle s = dev->stream();
-  void* p = write ? b.device_write(*dev, s, true) : const_cast<void*>(b.device_read(*dev, s));
+  void* p = access == DeviceAccess::Read ? const_cast<void*>(b.device_read(*dev, s))
+                                         : b.device_write(*dev, s, access == DeviceAccess::Write);
   b.device_done(s);
   dev->synchronize(s);  // s follows every stream that used the copy: all of it is done
   return p;

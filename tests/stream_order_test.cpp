@@ -210,6 +210,23 @@ TEST_CASE("device_data hands out the device copy with every stream's work on it 
   CHECK_THROWS_AS(b.device_data(3), veda::InvalidArgument);
 }
 
+TEST_CASE("device_overwrite hands out the device copy without copying the old contents in") {
+  AsyncDevice d;
+  HostDevice& dev = *d.dev;
+  Array<int> a(std::vector<int>(kN, 1));
+  auto reader = sum_on(dev, a, dev.stream(1), 2000);  // a reader in flight on the device copy
+  const std::size_t h2d = dev.h2d_copies;
+  int* p = a.device_overwrite();
+  CHECK(*reader == static_cast<std::int64_t>(kN));  // finished before the address was handed out
+  CHECK(dev.h2d_copies == h2d);
+  CHECK_FALSE(a.valid_on_host());
+  for (std::size_t i = 0; i < kN; ++i) p[i] = 4;
+  CHECK(a.to_vector() == std::vector<int>(kN, 4));
+  Array<int> fresh(kN);  // never on the device: nothing is copied in either
+  REQUIRE(fresh.device_overwrite() != nullptr);
+  CHECK(dev.h2d_copies == h2d);
+}
+
 TEST_CASE("device_data without a device is nullptr; another index is InvalidArgument") {
   veda::init(veda::Config::builder().threads(2).gpu(false).calibration(veda::CalibrationMode::Off).build());
   Array<int> a(std::vector<int>{1, 2, 3});

@@ -81,7 +81,8 @@ class VectorStorage<bool> final : public HostStorage {
 
 void array_to_device(Buffer& b, int device);  // no-op without a usable device
 void array_release_device(Buffer& b);
-void* array_device_data(Buffer& b, int device, bool write);  // nullptr without a usable device
+enum class DeviceAccess { Read, Write, Overwrite };
+void* array_device_data(Buffer& b, int device, DeviceAccess access);  // nullptr without a usable device
 [[noreturn]] void throw_index(std::size_t i, std::size_t n);
 [[noreturn]] void throw_range(const char* what, std::size_t first, std::size_t count, std::size_t n);
 [[noreturn]] void throw_shape(const std::string& what, const Shape& from, const Shape& to);
@@ -243,12 +244,12 @@ class Array {
   // without a usable device. The address holds until the array is next used
   // by veda, placed, destroyed, or moved home (to_host(), veda::shutdown());
   // work on it must finish before then.
-  const T* device_data(int device = -1) const {
-    return buf_ && size() ? static_cast<const T*>(detail::array_device_data(*buf_, device, false)) : nullptr;
-  }
-  T* device_data(int device = -1) {
-    return buf_ && size() ? static_cast<T*>(detail::array_device_data(*buf_, device, true)) : nullptr;
-  }
+  const T* device_data(int device = -1) const { return device_address(device, detail::DeviceAccess::Read); }
+  T* device_data(int device = -1) { return device_address(device, detail::DeviceAccess::Write); }
+  // The same, for code that overwrites every element (an MPI receive): the
+  // old contents are not copied in, and the copy there holds unspecified
+  // values until that code has run.
+  T* device_overwrite(int device = -1) { return device_address(device, detail::DeviceAccess::Overwrite); }
 
   // For veda's own ops: the type-erased storage (null for an empty Array).
   detail::Buffer* buffer() const noexcept { return buf_.get(); }
@@ -270,6 +271,10 @@ class Array {
     const std::size_t o = ((i * shape_[1] + j) * shape_[2] + k) * shape_[3] + l;
     if (i >= shape_[0] || j >= shape_[1] || k >= shape_[2] || l >= shape_[3]) detail::throw_index(o, size());
     return o;
+  }
+
+  T* device_address(int device, detail::DeviceAccess access) const {
+    return buf_ && size() ? static_cast<T*>(detail::array_device_data(*buf_, device, access)) : nullptr;
   }
 
   std::unique_ptr<detail::Buffer> buf_;

@@ -340,22 +340,30 @@ TEST_CASE("exchange_halo: the neighbouring rows, skipping empty ranks; too few r
   CHECK_THROWS_AS(vm::exchange_halo(x, rows + 1), veda::InvalidArgument);
 }
 
-TEST_CASE("exchange_halo from local parts on a device: only the rows sent cross, or none with device pointers") {
-  vm::Comm c;
-  const std::size_t rows = 3 * static_cast<std::size_t>(c.size()) + 2, cols = 33, w = 2;
-  const auto all = iota_data(rows * cols);
+// Runs f(direct) on a fresh runtime with one emulated device per rank, once
+// with the device-pointer path (as with a CUDA-aware MPI) and once without.
+template <class F>
+void on_emulated_device(F&& f) {
   for (const std::string direct : {"0", "1"}) {
     CAPTURE(direct);
-    // One emulated device per rank, until the runtime restarts as before.
-    setenv("VEDA_EMULATE_DEVICES", "1", 1);
+    setenv("VEDA_EMULATE_DEVICES", "1", 1);  // read at start-up
     setenv("VEDA_MPI_DEVICE_POINTERS", direct.c_str(), 1);
     Reinit fresh(veda::get_runtime().config());
-    struct Unset {
+    struct Unset {  // before the runtime restarts as it was
       ~Unset() {
         unsetenv("VEDA_EMULATE_DEVICES");
         unsetenv("VEDA_MPI_DEVICE_POINTERS");
       }
     } before_restart;
+    f(direct == "1");
+  }
+}
+
+TEST_CASE("exchange_halo from local parts on a device: only the rows sent cross, or none with device pointers") {
+  vm::Comm c;
+  const std::size_t rows = 3 * static_cast<std::size_t>(c.size()) + 2, cols = 33, w = 2;
+  const auto all = iota_data(rows * cols);
+  on_emulated_device([&](bool direct) {
     auto x = vm::DistArray<double>::scatter(c, all, cols);
     REQUIRE(x.local().device_data() != nullptr);  // "written" there: the host copy is stale
     REQUIRE_FALSE(x.local().valid_on_host());
@@ -363,14 +371,32 @@ TEST_CASE("exchange_halo from local parts on a device: only the rows sent cross,
     const std::size_t first = x.row_offset(), last = first + x.local_rows();
     CHECK_FALSE(x.local().valid_on_host());  // nothing brought the whole part home
     if (first > 0) {
-      CHECK(h.above.valid_on_device() == (direct == "1"));
+      CHECK(h.above.valid_on_device() == direct);
       CHECK(h.above.to_vector() == std::vector<double>(all.begin() + (first - w) * cols, all.begin() + first * cols));
     }
     if (last < rows) {
-      CHECK(h.below.valid_on_device() == (direct == "1"));
+      CHECK(h.below.valid_on_device() == direct);
       CHECK(h.below.to_vector() == std::vector<double>(all.begin() + last * cols, all.begin() + (last + w) * cols));
     }
-  }
+  });
+}
+
+TEST_CASE("matmul from operands on a device: panels from and into device memory with device pointers") {
+  vm::Comm c;
+  const std::size_t m = 37, k = 4 * static_cast<std::size_t>(c.size()) + 1, n = 29;
+  std::vector<double> a(m * k), b(k * n), want(m * n, 0.0);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 11) - 5;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<double>(i % 7) / 2;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t p = 0; p < k; ++p)
+      for (std::size_t j = 0; j < n; ++j) want[i * n + j] += a[i * k + p] * b[p * n + j];
+  on_emulated_device([&](bool) {
+    auto da = vm::DistArray<double>::scatter(c, a, k);
+    auto db = vm::DistArray<double>::scatter(c, b, n);
+    REQUIRE(da.local().device_data() != nullptr);  // device-only operands
+    REQUIRE(db.local().device_data() != nullptr);
+    CHECK(vm::matmul(da, db).allgather() == want);
+  });
 }
 
 int main(int argc, char** argv) {

@@ -64,8 +64,8 @@ Halo<T> exchange_halo(const DistArray<T>& a, std::size_t width = 1) {
     if (dev >= 0 && detail::pass_device_pointers()) {
       first = local.device_data(dev);
       last = first + (local.size() - n_down);
-      above = h.above.device_data(dev);
-      below = h.below.device_data(dev);
+      above = h.above.device_overwrite(dev);
+      below = h.below.device_overwrite(dev);
       return;
     }
     staged.resize(n_up + n_down);

@@ -14,17 +14,21 @@
 //   owning A's panel broadcasts it along grid rows, the grid row owning B's
 //   panel broadcasts it along grid columns, and each rank adds the product
 //   of the two into its block of C with veda::matmul_into (placed per call:
-//   OpenBLAS, veda's tiled kernel, or its GPU). C's blocks then move back to
-//   rows. The same grid sums in the same order on every run; another rank
+//   OpenBLAS, veda's tiled kernel, or its GPU). Where MPI takes device
+//   pointers (cuda_aware()) and an operand block or C is on a device, whole
+//   blocks are broadcast from there and panels received there. C's blocks
+//   then move back to rows. The same grid sums in the same order on every run; another rank
 //   count cuts other panels (results equal up to rounding).
 //
 // Thread-safety: collective (veda/mpi/comm.hpp).
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
+#include "veda/error.hpp"
 #include "veda/matmul.hpp"
 #include "veda/mpi/dist_array.hpp"
 
@@ -143,20 +147,31 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
   Array<T> cl(my_m, my_n);
   bool first = true;
   detail::ElementType et(sizeof(T));
-  // The owner sends its block itself when the panel is all of it, else a copy of the panel.
+  // The owner sends its block itself when the panel is all of it, else a
+  // copy of the panel. Where MPI takes device pointers and the local
+  // products' data is on a device (`dev`), whole blocks go from there and
+  // panels arrive there; a panel cut from a block is packed on the host.
   auto bcast = [&](const Array<T>& block, bool owner, bool whole, Array<T>& buf, auto&& pack, int root,
-                   MPI_Comm comm) -> const Array<T>* {
+                   MPI_Comm comm, int dev) -> const Array<T>* {
     if (owner && whole) {
-      detail::check(MPI_Bcast(const_cast<T*>(block.host().data()), detail::to_count(block.size(), "matmul"), et.get(),
-                              root, comm),
+      const T* from = dev >= 0 && block.valid_on_device(dev) ? block.device_data(dev) : block.host().data();
+      detail::check(MPI_Bcast(const_cast<T*>(from), detail::to_count(block.size(), "matmul"), et.get(), root, comm),
                     "MPI_Bcast");
       return &block;
     }
     if (owner) pack(buf.host().data());
-    detail::check(MPI_Bcast(buf.host().data(), detail::to_count(buf.size(), "matmul"), et.get(), root, comm),
-                  "MPI_Bcast");
+    // Ranks need not agree on where their buffers are: a device without
+    // room for the panel leaves it on the host.
+    T* into = nullptr;
+    if (!owner && dev >= 0) try {
+        into = buf.device_overwrite(dev);
+      } catch (const OutOfMemory&) {
+      }
+    if (!into) into = buf.host().data();
+    detail::check(MPI_Bcast(into, detail::to_count(buf.size(), "matmul"), et.get(), root, comm), "MPI_Bcast");
     return &buf;
   };
+  const bool device_pointers = detail::pass_device_pointers();
   for (std::size_t s = 0; s + 1 < cuts.size(); ++s) {
     const std::size_t k0 = cuts[s], w = cuts[s + 1] - k0;
     const int ja = static_cast<int>(std::upper_bound(ka.begin(), ka.end(), k0) - ka.begin()) - 1;
@@ -165,13 +180,17 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
     Array<T> a_buf, b_buf;
     if (gj != ja || !a_whole) a_buf = Array<T>(my_m, w);
     if (gi != ib || !b_whole) b_buf = Array<T>(w, my_n);
+    int dev = -1;
+    if (device_pointers)
+      for (const Array<T>* x : std::array<const Array<T>*, 3>{&cl, &ab, &bb})
+        if (dev < 0 && x->valid_on_device()) dev = x->device();
     const Array<T>* ap = bcast(ab, gj == ja, a_whole, a_buf, [&](T* to) {
       const T* from = ab.host().data() + (k0 - ka[ja]);
       for (std::size_t r = 0; r < my_m; ++r) std::copy_n(from + r * my_ka, w, to + r * w);
-    }, ja, row.get());
+    }, ja, row.get(), dev);
     const Array<T>* bp = bcast(bb, gi == ib, b_whole, b_buf, [&](T* to) {
       std::copy_n(bb.host().data() + (k0 - kb[ib]) * my_n, w * my_n, to);
-    }, ib, col.get());
+    }, ib, col.get(), dev);
     detail::guarded(c, "matmul", [&] {
       if (my_m == 0 || my_n == 0) return;
       MatmulOptions local = o;
