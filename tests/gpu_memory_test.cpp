@@ -141,6 +141,15 @@ TEST_CASE("Array::read/write move only a range of the device copy; device_data i
   CHECK(seen == std::vector<std::int32_t>{0, 4, 5, 6, 0});
   const auto v = a.to_vector();
   CHECK(std::accumulate(v.begin(), v.end(), std::int64_t{0}) == 30);
+  // An overwrite target: device memory, nothing copied in, the host stale.
+  veda::Array<std::int32_t> b(std::vector<std::int32_t>(1000, 3));
+  std::int32_t* o = b.device_overwrite();
+  REQUIRE(cudaPointerGetAttributes(&at, o) == cudaSuccess);
+  CHECK(at.type == cudaMemoryTypeDevice);
+  REQUIRE(cudaMemset(o, 0, b.bytes()) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK_FALSE(b.valid_on_host());
+  CHECK(b.to_vector() == std::vector<std::int32_t>(1000, 0));
   veda::shutdown();
 }
 
