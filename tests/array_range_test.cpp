@@ -8,13 +8,11 @@
 // events order them, so a missing wait shows as a wrong value here.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <numeric>
-#include <thread>
 #include <vector>
 
 #include "runtime/host_device.hpp"
-#include "runtime/runtime_state.hpp"
+#include "support/async_device.hpp"
 #include "veda/array.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"
@@ -25,18 +23,10 @@ using veda::detail::HostDevice;
 namespace {
 constexpr std::size_t kN = 1 << 16;
 
-struct AsyncDevice {
-  HostDevice* dev;
-  AsyncDevice() {
-    veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
-    auto d = HostDevice::async(200, 11);
-    dev = d.get();
-    veda::get_runtime().state().install_device(std::move(d));
-  }
-  ~AsyncDevice() { veda::shutdown(); }
+struct AsyncDevice : veda_test::AsyncDevice {
+  AsyncDevice() : veda_test::AsyncDevice(11) {}
 };
-
-void sleep_us(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
+using veda_test::sleep_us;
 
 // A "kernel" on stream s, after `delay_us`, writing v[i] = base + i over the
 // whole device copy (the host copy becomes stale).

@@ -7,7 +7,6 @@
 // missing wait shows as a wrong sum here, without a GPU.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -15,7 +14,7 @@
 #include <vector>
 
 #include "runtime/host_device.hpp"
-#include "runtime/runtime_state.hpp"
+#include "support/async_device.hpp"
 #include "veda/array.hpp"
 #include "veda/error.hpp"
 #include "veda/runtime.hpp"
@@ -26,18 +25,10 @@ using veda::detail::HostDevice;
 namespace {
 constexpr std::size_t kN = 1 << 16;
 
-struct AsyncDevice {
-  HostDevice* dev;
-  AsyncDevice() {
-    veda::init(veda::Config::builder().threads(2).calibration(veda::CalibrationMode::Off).build());
-    auto d = HostDevice::async(200, 7);
-    dev = d.get();
-    veda::get_runtime().state().install_device(std::move(d));
-  }
-  ~AsyncDevice() { veda::shutdown(); }
+struct AsyncDevice : veda_test::AsyncDevice {
+  AsyncDevice() : veda_test::AsyncDevice(7) {}
 };
-
-void sleep_us(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
+using veda_test::sleep_us;
 
 // What a kernel reading the device copy does, in the steps a call takes:
 // ask for the device pointer, queue the kernel, report the work done. Tests
