@@ -156,17 +156,21 @@ void Buffer::throw_if_lost_locked() const {
     throw DeviceError("veda::Array's data was lost: the device failed before it could be copied back to the host");
 }
 
+// With the host copy stale: the device copy to copy from (the first placed).
+Buffer::DeviceCopy& Buffer::host_source_locked() {
+  throw_if_lost_locked();
+  for (DeviceCopy& c : copies_)
+    if (c.valid) return c;
+  throw DeviceError("veda::Array has no valid copy anywhere");  // a bug in veda, never silent
+}
+
 void Buffer::pull_to_host_locked() {
   if (host_valid_) return;
-  throw_if_lost_locked();
-  DeviceCopy* src = nullptr;
-  for (DeviceCopy& c : copies_)
-    if (c.valid && !src) src = &c;
-  if (!src) throw DeviceError("veda::Array has no valid copy anywhere");  // a bug in veda, never silent
+  DeviceCopy& src = host_source_locked();
   // The copy is queued behind the work that produced the device data.
-  wait_other_streams(*src, src->last_stream);
-  retrying([&] { src->dev->copy_to_host(host_->data, src->ptr, bytes_, src->last_stream, host_->pinned); });
-  wait_inflight(*src);
+  wait_other_streams(src, src.last_stream);
+  retrying([&] { src.dev->copy_to_host(host_->data, src.ptr, bytes_, src.last_stream, host_->pinned); });
+  wait_inflight(src);
   host_valid_ = true;
 }
 
@@ -277,14 +281,9 @@ void Buffer::read_range(std::size_t offset, void* dst, std::size_t n) {
     std::memmove(dst, host, n);
     return;
   }
-  throw_if_lost_locked();
-  for (DeviceCopy& c : copies_)
-    if (c.valid) {
-      wait_other_streams(c, c.last_stream);  // after every writer
-      retrying([&] { c.dev->copy_to_host(dst, static_cast<const char*>(c.ptr) + offset, n, c.last_stream, false); });
-      return;
-    }
-  throw DeviceError("veda::Array has no valid copy anywhere");  // a bug in veda, never silent
+  DeviceCopy& src = host_source_locked();
+  wait_other_streams(src, src.last_stream);  // after every writer
+  retrying([&] { src.dev->copy_to_host(dst, static_cast<const char*>(src.ptr) + offset, n, src.last_stream, false); });
 }
 
 void Buffer::write_range(std::size_t offset, const void* src, std::size_t n) {

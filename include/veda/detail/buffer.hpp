@@ -118,6 +118,7 @@ class Buffer {
   DeviceCopy* copy_on_locked(const DeviceApi& dev) noexcept;
   DeviceCopy& ensure_copy_locked(DeviceApi& dev, StreamHandle s);
   void track_before_placing(DeviceApi& dev);
+  DeviceCopy& host_source_locked();
   void pull_to_host_locked();
   void pull_from_other_device_locked(const DeviceApi& dev);
   bool copy_from_peer_locked(DeviceCopy& c, StreamHandle s);

@@ -17,8 +17,9 @@
 //   OpenBLAS, veda's tiled kernel, or its GPU). Where MPI takes device
 //   pointers (cuda_aware()) and an operand block or C is on a device, whole
 //   blocks are broadcast from there and panels received there. C's blocks
-//   then move back to rows. The same grid sums in the same order on every run; another rank
-//   count cuts other panels (results equal up to rounding).
+//   then move back to rows. The same grid sums in the same order on every
+//   run; another rank count cuts other panels (results equal up to
+//   rounding).
 //
 // Thread-safety: collective (veda/mpi/comm.hpp).
 #pragma once
