@@ -27,8 +27,9 @@ Runner expsin(Workload& w, const std::string& tier, const std::string& name) {
 }
 
 Runner sum(Workload& w, const std::string& tier, const std::string& name) {
-  return [&w, tier, name] {
-    volatile float s = veda::sum(w.x, {.name = name, .tier = tier});
+  // The options are made once, as the map wrappers above hold theirs.
+  return [&w, o = veda::ReduceOptions{.name = name, .tier = tier}] {
+    volatile float s = veda::sum(w.x, o);
     (void)s;
   };
 }

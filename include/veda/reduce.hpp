@@ -63,8 +63,10 @@ namespace detail {
 constexpr std::uint32_t kReduceTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) |
                                        tier_bit(Tier::Cuda) | tier_bit(Tier::CoExec);
 
+// Inlined: as a call, the unnamed site's guard check cost 7% of a settled
+// one-element sum.
 template <class Tag>
-Site* reduce_site(const ReduceOptions& o, const char* default_name) {
+[[gnu::always_inline]] inline Site* reduce_site(const ReduceOptions& o, const char* default_name) {
   if (o.name.empty()) {
     static Site* const site = site_for(&typeid(Tag), default_name, OpClass::Reduce, kReduceTiers, {});
     return site;

@@ -399,6 +399,53 @@ TEST_CASE("matmul from operands on a device: panels from and into device memory 
   });
 }
 
+TEST_CASE("redistribute from local parts on a device: from and into device memory with device pointers") {
+  vm::Comm c;
+  const std::size_t rows = 5 * static_cast<std::size_t>(c.size()) + 3, cols = 7;
+  const auto all = iota_data(rows * cols);
+  on_emulated_device([&](bool direct) {
+    auto x = vm::DistArray<double>::scatter(c, all, cols);
+    REQUIRE(x.local().device_data() != nullptr);  // the host copy is stale
+    std::vector<std::size_t> layout(static_cast<std::size_t>(c.size()), 0);
+    layout.back() = rows - 1;  // all but one row on the last rank, one on the first
+    layout.front() += 1;
+    const auto y = x.redistribute(layout);
+    CHECK(x.local().valid_on_host() == !direct);  // with device pointers, not brought home
+    CHECK(y.rows_per_rank() == layout);
+    CHECK(y.local().shape() == veda::Shape{y.local_rows(), cols});
+    if (y.local_size()) CHECK(y.local().valid_on_device() == direct);
+    CHECK(y.allgather() == all);
+  });
+}
+
+TEST_CASE("sort from local parts on a device: sorted parts are not brought home with device pointers") {
+  vm::Comm c;
+  std::mt19937 g(7);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{97}, std::size_t{20011}}) {
+    CAPTURE(n);
+    std::vector<std::int64_t> keys(n);
+    for (auto& k : keys) k = static_cast<std::int64_t>(g() % 5000) - 2500;
+    auto want = keys;
+    std::sort(want.begin(), want.end());
+    on_emulated_device([&](bool direct) {
+      // The whole sort, from device-only parts: the keys right either way.
+      auto x = vm::DistArray<std::int64_t>::scatter(c, keys);
+      if (x.local_size()) REQUIRE(x.local().device_data() != nullptr);
+      vm::sort(x);
+      CHECK(x.allgather() == want);
+      // The exchange from parts sorted on a device (here the local sorts ran
+      // on the CPU): samples and bounds read a key at a time, the buckets
+      // received into device memory.
+      auto s = vm::DistArray<std::int64_t>::scatter(c, want);
+      if (s.local_size()) REQUIRE(s.local().device_data() != nullptr);
+      const auto bucket = vm::detail::exchange_buckets(c, std::as_const(s.local()), {});
+      CHECK(s.local().valid_on_host() == (!direct || s.local_size() == 0));
+      if (bucket.size()) CHECK(bucket.valid_on_device() == direct);
+      CHECK(vm::detail::allgather_values(c, bucket.to_vector(), "test") == want);  // sorted runs, in rank order
+    });
+  }
+}
+
 int main(int argc, char** argv) {
   vm::Environment env(argc, argv);
   doctest::Context ctx(argc, argv);

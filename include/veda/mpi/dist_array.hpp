@@ -65,31 +65,75 @@ std::vector<V> allgather_values(const Comm& c, const std::vector<V>& mine, const
   return all;
 }
 
-// Moves the elements of a contiguous distribution with per-rank counts
-// `from` to one with counts `to` (same total): each rank sends the part of
-// its run that another rank's new run covers. Collective.
+// What each rank sends to and receives from every other rank to move a
+// contiguous distribution with per-rank counts `from` to one with counts
+// `to` (same total): the part of its run that another rank's new run covers.
+struct Moves {
+  std::vector<int> send, send_displ, recv, recv_displ;
+};
+Moves moves_between(const Comm& c, const std::vector<std::size_t>& from, const std::vector<std::size_t>& to,
+                    const char* op);
+
+// One MPI_Alltoallv of T elements: from `send` into `recv` (host or device
+// addresses). Collective.
+template <class T>
+void alltoallv(const Comm& c, const T* send, const Moves& m, T* recv) {
+  ElementType t(sizeof(T));
+  check(MPI_Alltoallv(send, m.send.data(), m.send_displ.data(), t.get(), recv, m.recv.data(), m.recv_displ.data(),
+                      t.get(), c.native()),
+        "MPI_Alltoallv");
+}
+
+// Where a part goes to MPI from: the device holding it when MPI takes device
+// pointers and the host copy is stale (nothing is then brought home), else
+// -1, the host.
+template <class T>
+int mpi_device(const Array<T>& a) {
+  return !a.empty() && !a.valid_on_host() && pass_device_pointers() ? a.device() : -1;
+}
+template <class T>
+const T* send_address(const Array<T>& a, int dev) {
+  return dev >= 0 ? a.device_data(dev) : a.host().data();
+}
+// Where arriving data is written: device `dev`'s copy of `a` (which is then
+// device-resident), or the host when dev is -1 or that device has no room
+// (ranks need not agree on where their buffers are).
+template <class T>
+T* receive_address(Array<T>& a, int dev) {
+  if (dev >= 0 && !a.empty()) try {
+      return a.device_overwrite(dev);
+    } catch (const OutOfMemory&) {
+    }
+  return a.host().data();
+}
+
+// The elements of a contiguous distribution with counts `from` moved to
+// counts `to`, on the host. Collective.
 template <class T>
 std::vector<T> redistribute(const Comm& c, std::span<const T> local, const std::vector<std::size_t>& from,
                             const std::vector<std::size_t>& to, const char* op) {
-  const int p = c.size(), me = c.rank();
-  const auto fo = offsets_of(from), to_off = offsets_of(to);
-  std::vector<int> sc(p), sd(p), rc(p), rd(p);
-  auto overlap = [](std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1) {
-    return std::pair{std::max(a0, b0), std::max(std::max(a0, b0), std::min(a1, b1))};
-  };
-  for (int r = 0; r < p; ++r) {
-    auto [s0, s1] = overlap(fo[me], fo[me + 1], to_off[r], to_off[r + 1]);  // mine that r gets
-    sc[r] = to_count(s1 - s0, op);
-    sd[r] = to_count(s0 - fo[me], op);
-    auto [r0, r1] = overlap(fo[r], fo[r + 1], to_off[me], to_off[me + 1]);  // r's that I get
-    rc[r] = to_count(r1 - r0, op);
-    rd[r] = to_count(r0 - to_off[me], op);
-  }
-  std::vector<T> out(to[static_cast<std::size_t>(me)]);
-  ElementType t(sizeof(T));
-  check(MPI_Alltoallv(local.data(), sc.data(), sd.data(), t.get(), out.data(), rc.data(), rd.data(), t.get(),
-                      c.native()),
-        "MPI_Alltoallv");
+  std::vector<T> out(to[static_cast<std::size_t>(c.rank())]);
+  alltoallv(c, local.data(), moves_between(c, from, to, op), out.data());
+  return out;
+}
+
+// The same for a part held in an Array: from and into the device holding it
+// where MPI takes device pointers (mpi_device), through the host otherwise.
+// A failure choosing the addresses reaches every rank before any transfer.
+// Collective.
+template <class T>
+Array<T> redistribute(const Comm& c, const Array<T>& local, const std::vector<std::size_t>& from,
+                      const std::vector<std::size_t>& to, const char* op) {
+  const Moves m = moves_between(c, from, to, op);
+  Array<T> out(to[static_cast<std::size_t>(c.rank())]);
+  const T* send = nullptr;
+  T* recv = nullptr;
+  guarded(c, op, [&] {
+    const int dev = mpi_device(local);
+    send = send_address(local, dev);
+    recv = receive_address(out, dev);
+  });
+  alltoallv(c, send, m, recv);
   return out;
 }
 
@@ -181,9 +225,8 @@ class DistArray {
       return e;
     };
     DistArray d(comm_, rows_per_rank, cols_, matrix_, false);
-    d.local_ = shaped(detail::redistribute<T>(comm_, local_.host(), scale(rows_), scale(rows_per_rank),
-                                              "DistArray::redistribute"),
-                      rows_per_rank[static_cast<std::size_t>(comm_.rank())]);
+    d.local_ = detail::redistribute(comm_, local_, scale(rows_), scale(rows_per_rank), "DistArray::redistribute");
+    if (matrix_) d.local_.reshape(rows_per_rank[static_cast<std::size_t>(comm_.rank())], cols_);
     return d;
   }
   DistArray block() const { return redistribute(detail::block_rows(rows(), comm_.size())); }

@@ -60,12 +60,11 @@ Halo<T> exchange_halo(const DistArray<T>& a, std::size_t width = 1) {
   const T *first = nullptr, *last = nullptr;
   T *above = nullptr, *below = nullptr;
   detail::guarded(c, "exchange_halo", [&] {
-    const int dev = local.valid_on_host() ? -1 : local.device();
-    if (dev >= 0 && detail::pass_device_pointers()) {
-      first = local.device_data(dev);
+    if (const int dev = detail::mpi_device(local); dev >= 0) {
+      first = detail::send_address(local, dev);
       last = first + (local.size() - n_down);
-      above = h.above.device_overwrite(dev);
-      below = h.below.device_overwrite(dev);
+      above = detail::receive_address(h.above, dev);
+      below = detail::receive_address(h.below, dev);
       return;
     }
     staged.resize(n_up + n_down);

@@ -161,14 +161,7 @@ DistArray<T> matmul(const DistArray<T>& a, const DistArray<T>& b, const MatmulOp
       return &block;
     }
     if (owner) pack(buf.host().data());
-    // Ranks need not agree on where their buffers are: a device without
-    // room for the panel leaves it on the host.
-    T* into = nullptr;
-    if (!owner && dev >= 0) try {
-        into = buf.device_overwrite(dev);
-      } catch (const OutOfMemory&) {
-      }
-    if (!into) into = buf.host().data();
+    T* into = owner ? buf.host().data() : detail::receive_address(buf, dev);
     detail::check(MPI_Bcast(into, detail::to_count(buf.size(), "matmul"), et.get(), root, comm), "MPI_Bcast");
     return &buf;
   };

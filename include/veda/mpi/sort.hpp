@@ -14,6 +14,10 @@
 //   samples of every part, exchange keys with one MPI_Alltoallv, sort what
 //   they received, and move it back to the original distribution. Equal
 //   keys all go to one rank, so many duplicates load that rank more.
+// - Where MPI takes device pointers (cuda_aware()), a part that veda sorted
+//   on a device is not brought home: its samples and bucket bounds are read
+//   a key at a time ((p - 1) binary searches, each read a small copy), keys
+//   leave from and arrive in device memory, and the result stays there.
 // - A 2-D DistArray is InvalidArgument on every rank, before any work.
 //
 // Thread-safety: collective (veda/mpi/comm.hpp).
@@ -21,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -39,53 +44,88 @@ bool key_before(K a, K b, bool descending) {
   }
   return descending ? b < a : a < b;
 }
+
+// The first position in [lo, hi) of a sorted part whose key comes after
+// `split`, reading keys through `at`.
+template <class K, class At, class Before>
+std::size_t upper_bound_at(std::size_t lo, std::size_t hi, K split, const At& at, const Before& before) {
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (before(split, at(mid))) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// Sample sort's exchange for parts each sorted already: this rank's bucket
+// (runs from every rank in rank order, not yet sorted as a whole). A part
+// on a device stays there where MPI takes device pointers: the samples and
+// the bucket bounds are read a key at a time ((p - 1) binary searches), the
+// keys leave from and arrive in device memory. Collective.
+template <class K>
+Array<K> exchange_buckets(const Comm& c, const Array<K>& mine, const SortOptions& o) {
+  const std::size_t p = static_cast<std::size_t>(c.size()), n = mine.size();
+  int dev = -1;
+  std::span<const K> host;
+  auto at = [&](std::size_t i) {
+    if (dev < 0) return host[i];
+    K k;
+    mine.read(i, std::span<K>(&k, 1));
+    return k;
+  };
+  auto before = [d = o.descending](K x, K y) { return key_before(x, y, d); };
+  // Each step that may fail (a device read) runs guarded: every rank learns
+  // of a failure before the next collective.
+  std::vector<K> samples;
+  guarded(c, "sort", [&] {
+    dev = mpi_device(mine);
+    if (dev < 0) host = mine.host();
+    for (std::size_t i = 0; i < p && n > 0; ++i) samples.push_back(at(i * n / p));
+  });
+  std::vector<K> all = allgather_values(c, samples, "sort");
+  std::sort(all.begin(), all.end(), before);
+
+  // Keys up to splitter j (inclusive) that no earlier splitter took go to rank j.
+  Moves m{std::vector<int>(p), std::vector<int>(p), std::vector<int>(p), std::vector<int>(p)};
+  guarded(c, "sort", [&] {
+    std::size_t from = 0;
+    for (std::size_t j = 0; j < p; ++j) {
+      std::size_t to = n;
+      if (j + 1 < p && !all.empty()) to = upper_bound_at(from, n, all[(j + 1) * all.size() / p], at, before);
+      m.send[j] = to_count(to - from, "sort");
+      m.send_displ[j] = to_count(from, "sort");
+      from = to;
+    }
+  });
+  check(MPI_Alltoall(m.send.data(), 1, MPI_INT, m.recv.data(), 1, MPI_INT, c.native()), "MPI_Alltoall");
+  std::size_t received = 0;
+  for (std::size_t j = 0; j < p; ++j) {
+    m.recv_displ[j] = to_count(received, "sort");
+    received += static_cast<std::size_t>(m.recv[j]);
+  }
+  Array<K> bucket(received);
+  const K* send = nullptr;
+  K* recv = nullptr;
+  guarded(c, "sort", [&] {
+    send = dev < 0 ? host.data() : send_address(mine, dev);
+    recv = receive_address(bucket, dev);
+  });
+  alltoallv(c, send, m, recv);
+  return bucket;
+}
 }  // namespace detail
 
 template <class K>
 void sort(DistArray<K>& a, const SortOptions& o = {}) {
   if (a.is_matrix()) throw InvalidArgument("veda::mpi::sort: sorts 1-D DistArrays; this one is 2-D");
   const Comm& c = a.comm();
-  const int p = c.size();
   detail::guarded(c, "sort", [&] { veda::sort(a.local(), o); });
-  if (p == 1) return;
-
-  auto before = [d = o.descending](K x, K y) { return detail::key_before(x, y, d); };
-  const std::span<const K> mine = std::as_const(a.local()).host();
-  std::vector<K> samples;
-  for (int i = 0; i < p && !mine.empty(); ++i) samples.push_back(mine[static_cast<std::size_t>(i) * mine.size() / p]);
-  std::vector<K> all = detail::allgather_values(c, samples, "sort");
-  std::sort(all.begin(), all.end(), before);
-
-  // Keys up to splitter j (inclusive) that no earlier splitter took go to rank j.
-  std::vector<int> sc(p, 0), rc(p, 0), sd(p, 0), rd(p, 0);
-  std::size_t from = 0;
-  for (int j = 0; j < p; ++j) {
-    std::size_t to = mine.size();
-    if (j + 1 < p && !all.empty()) {
-      const K split = all[static_cast<std::size_t>(j + 1) * all.size() / p];
-      to = std::max(from, static_cast<std::size_t>(std::upper_bound(mine.begin(), mine.end(), split, before) - mine.begin()));
-    }
-    sc[j] = detail::to_count(to - from, "sort");
-    sd[j] = detail::to_count(from, "sort");
-    from = to;
-  }
-  detail::check(MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, c.native()), "MPI_Alltoall");
-  std::size_t received = 0;
-  for (int j = 0; j < p; ++j) {
-    rd[j] = detail::to_count(received, "sort");
-    received += static_cast<std::size_t>(rc[j]);
-  }
-  std::vector<K> bucket(received);
-  detail::ElementType t(sizeof(K));
-  detail::check(MPI_Alltoallv(mine.data(), sc.data(), sd.data(), t.get(), bucket.data(), rc.data(), rd.data(), t.get(),
-                              c.native()),
-                "MPI_Alltoallv");
+  if (c.size() == 1) return;
+  Array<K> bucket = detail::exchange_buckets(c, std::as_const(a.local()), o);
   // Runs arrive in rank order, so a stable sort keeps equal keys in global order.
-  Array<K> sorted(std::move(bucket));
-  detail::guarded(c, "sort", [&] { veda::sort(sorted, o); });
-
-  const auto bucket_sizes = detail::allgather_size(c, sorted.size());
-  a.local() = Array<K>(detail::redistribute<K>(c, std::as_const(sorted).host(), bucket_sizes, a.rows_per_rank(), "sort"));
+  detail::guarded(c, "sort", [&] { veda::sort(bucket, o); });
+  a.local() = detail::redistribute(c, std::as_const(bucket), detail::allgather_size(c, bucket.size()),
+                                   a.rows_per_rank(), "sort");
 }
 
 }  // namespace veda::mpi
