@@ -409,9 +409,8 @@ void RuntimeState::write_trace_if_asked() noexcept {
 
 }  // namespace detail
 
-Runtime::Runtime(std::unique_ptr<detail::RuntimeState> s) : state_(std::move(s)) {}
+Runtime::Runtime(std::unique_ptr<detail::RuntimeState> s) : state_(std::move(s)), config_(&state_->config) {}
 Runtime::~Runtime() = default;
-const Config& Runtime::config() const noexcept { return state_->config; }
 const CpuInfo& Runtime::cpu() const noexcept { return state_->cpu; }
 const GpuStatus& Runtime::gpu() const noexcept { return state_->gpu; }
 

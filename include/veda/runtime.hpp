@@ -31,7 +31,7 @@ class RuntimeState;
 
 class Runtime {
  public:
-  const Config& config() const noexcept;
+  const Config& config() const noexcept { return *config_; }  // inline: read on every call's hot path
   const CpuInfo& cpu() const noexcept;
   const GpuStatus& gpu() const noexcept;
   bool gpu_usable() const noexcept { return gpu().usable; }
@@ -62,6 +62,7 @@ class Runtime {
 
  private:
   std::unique_ptr<detail::RuntimeState> state_;
+  const Config* config_;  // the state's, fixed for the runtime's life
 };
 
 void init(const Config& config);
