@@ -108,27 +108,29 @@ T* receive_address(Array<T>& a, int dev) {
 }
 
 // The elements of a contiguous distribution with counts `from` moved to
-// counts `to`, on the host. Collective.
+// counts `to`, on the host.
 template <class T>
 std::vector<T> redistribute(const Comm& c, std::span<const T> local, const std::vector<std::size_t>& from,
                             const std::vector<std::size_t>& to, const char* op) {
+  const Moves m = guarded(c, op, [&] { return moves_between(c, from, to, op); });
   std::vector<T> out(to[static_cast<std::size_t>(c.rank())]);
-  alltoallv(c, local.data(), moves_between(c, from, to, op), out.data());
+  alltoallv(c, local.data(), m, out.data());
   return out;
 }
 
 // The same for a part held in an Array: from and into the device holding it
 // where MPI takes device pointers (mpi_device), through the host otherwise.
-// A failure choosing the addresses reaches every rank before any transfer.
-// Collective.
+// Collective; in both, a count past MPI's ints or a failure choosing the
+// addresses reaches every rank before any transfer.
 template <class T>
 Array<T> redistribute(const Comm& c, const Array<T>& local, const std::vector<std::size_t>& from,
                       const std::vector<std::size_t>& to, const char* op) {
-  const Moves m = moves_between(c, from, to, op);
+  Moves m;
   Array<T> out(to[static_cast<std::size_t>(c.rank())]);
   const T* send = nullptr;
   T* recv = nullptr;
   guarded(c, op, [&] {
+    m = moves_between(c, from, to, op);
     const int dev = mpi_device(local);
     send = send_address(local, dev);
     recv = receive_address(out, dev);
