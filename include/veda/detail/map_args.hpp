@@ -223,9 +223,12 @@ auto host_accessor(const A& a) {
 // then straddled a 32-byte boundary, ran 1.3x slower on AMD Zen 4 (a
 // 16384-float saxpy: 2.25 us against 1.71 us aligned to 32; the plain loop
 // it is compared with was fast or slow by where the linker put it), so
-// GCC aligns this one to 32.
+// GCC aligns this one to 32. It also unrolls it: one vector per iteration
+// ran 1.1-1.4x a plain loop at 256-4096 floats on an Intel Xeon (saxpy
+// 4096: 410 ns against 360), unrolled 0.95-1.05x (from g++ and nvcc alike;
+// nvcc does not pass `#pragma GCC unroll` on, this attribute it does).
 #if defined(__GNUC__) && !defined(__clang__)
-#define VEDA_DETAIL_ALIGNED_LOOP gnu::optimize("align-loops=32")
+#define VEDA_DETAIL_ALIGNED_LOOP gnu::optimize("align-loops=32", "unroll-loops")
 #else
 #define VEDA_DETAIL_ALIGNED_LOOP
 #endif
