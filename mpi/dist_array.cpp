@@ -46,7 +46,7 @@ Moves moves_between(const Comm& c, const std::vector<std::size_t>& from, const s
   auto overlap = [](std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1) {
     return std::pair{std::max(a0, b0), std::max(std::max(a0, b0), std::min(a1, b1))};
   };
-  Moves m{std::vector<int>(p), std::vector<int>(p), std::vector<int>(p), std::vector<int>(p)};
+  Moves m(p);
   for (std::size_t r = 0; r < p; ++r) {
     const auto [s0, s1] = overlap(fo[me], fo[me + 1], to_off[r], to_off[r + 1]);  // mine that r gets
     m.send[r] = to_count(s1 - s0, op);

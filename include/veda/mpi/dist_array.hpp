@@ -69,6 +69,7 @@ std::vector<V> allgather_values(const Comm& c, const std::vector<V>& mine, const
 // contiguous distribution with per-rank counts `from` to one with counts
 // `to` (same total): the part of its run that another rank's new run covers.
 struct Moves {
+  explicit Moves(std::size_t ranks = 0) : send(ranks), send_displ(ranks), recv(ranks), recv_displ(ranks) {}
   std::vector<int> send, send_displ, recv, recv_displ;
 };
 Moves moves_between(const Comm& c, const std::vector<std::size_t>& from, const std::vector<std::size_t>& to,

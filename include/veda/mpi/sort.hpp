@@ -86,7 +86,7 @@ Array<K> exchange_buckets(const Comm& c, const Array<K>& mine, const SortOptions
   std::sort(all.begin(), all.end(), before);
 
   // Keys up to splitter j (inclusive) that no earlier splitter took go to rank j.
-  Moves m{std::vector<int>(p), std::vector<int>(p), std::vector<int>(p), std::vector<int>(p)};
+  Moves m(p);
   guarded(c, "sort", [&] {
     std::size_t from = 0;
     for (std::size_t j = 0; j < p; ++j) {
@@ -107,7 +107,7 @@ Array<K> exchange_buckets(const Comm& c, const Array<K>& mine, const SortOptions
   const K* send = nullptr;
   K* recv = nullptr;
   guarded(c, "sort", [&] {
-    send = dev < 0 ? host.data() : send_address(mine, dev);
+    send = send_address(mine, dev);
     recv = receive_address(bucket, dev);
   });
   alltoallv(c, send, m, recv);
