@@ -37,7 +37,7 @@ void remember(LastCall& l, BucketState* b, std::uint8_t mask, Tier tier, std::si
   l.tier = tier;
   l.n = n;
   l.ndims = ndims;
-  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = dims[k];  // (std::copy calls memmove)
+  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = k < ndims ? dims[k] : 0;  // (std::copy calls memmove)
   l.measured_us = -1;
   l.fallback = l.fault = l.forced_tier = l.explored = false;
   l.explanation.reset();

@@ -149,6 +149,20 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   const std::size_t n = r.size();
   CallScope scope;
   Runtime& rt = scope.runtime();
+  const bool gpu_capable = builtin ? (VEDA_HAS_CUDA && scalar_type_of<T>() != ScalarType::Unsupported)
+                                   : (VEDA_GPU_SITE && device_callable_v<Op>);
+  if constexpr (!is_array_v<Range>) {
+    // A host range's settled call needs no CallDesc: nothing of the range
+    // but its size is in the key.
+    Plan p;
+    if (o.tier.empty() &&
+        settled_plan(site, settled_key(0, n, 0, o.placement, gpu_capable), &type_tag<Acc, Range, Op>, n, p)) {
+      const Acc result = run_reduce_cpu(rt, p, rt.config().deterministic(),
+                                        [data = r.data()](std::size_t i) { return data[i]; }, n, identity, op);
+      end_settled_call(p, n, 0, nullptr);
+      return result;
+    }
+  }
   CallDesc d;
   d.n = n;
   d.type_key = &type_tag<Acc, Range, Op>;
@@ -162,8 +176,7 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   d.h2d_bytes = on_dev ? 0 : n * sizeof(T);
   d.cpu_d2h_bytes = on_host ? 0 : n * sizeof(T);
   d.any_on_device = d.all_on_device = on_dev;
-  d.gpu_capable = builtin ? (VEDA_HAS_CUDA && scalar_type_of<T>() != ScalarType::Unsupported)
-                          : (VEDA_GPU_SITE && device_callable_v<Op>);
+  d.gpu_capable = gpu_capable;
   d.nvcc_site = builtin.has_value() || VEDA_GPU_SITE;
   d.placement = o.placement;
   d.strict = o.strict;

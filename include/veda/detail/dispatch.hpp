@@ -230,19 +230,25 @@ inline int residency_of(const CallDesc& d) noexcept { return d.all_on_device ? 2
 // Everything of a call besides its site and element type that its decision
 // depends on, packed (with the thread's scoped placement); 0 for a call
 // with a forced tier, which takes no settled plan.
+inline std::uint64_t settled_key(std::uint32_t exclude_tiers, std::size_t n, int residency, Placement placement,
+                                 bool gpu_capable) noexcept {
+  return std::uint64_t{exclude_tiers} << 32 | static_cast<std::uint64_t>(size_bucket(n)) << 8 |
+         static_cast<std::uint64_t>(residency) << 6 | static_cast<std::uint64_t>(placement) << 4 |
+         static_cast<std::uint64_t>(t_scoped) << 2 | std::uint64_t{gpu_capable} << 1 | 1;
+}
 inline std::uint64_t settled_key(const CallDesc& d) noexcept {
   if (d.forced_tier != Tier::Count) return 0;
-  return std::uint64_t{d.exclude_tiers} << 32 | static_cast<std::uint64_t>(size_bucket(d.n)) << 8 |
-         static_cast<std::uint64_t>(residency_of(d)) << 6 | static_cast<std::uint64_t>(d.placement) << 4 |
-         static_cast<std::uint64_t>(t_scoped) << 2 | std::uint64_t{d.gpu_capable} << 1 | 1;
+  return settled_key(d.exclude_tiers, d.n, residency_of(d), d.placement, d.gpu_capable);
 }
 
-// The thread's settled serial plan for this call, if it has one that still
-// holds and this call need not be timed (see settled_plans.hpp).
-[[gnu::always_inline]] inline bool settled_plan(const Site& site, const CallDesc& d, Plan& p) noexcept {
-  const std::uint64_t key = settled_key(d);
+// The thread's settled serial plan for a call of n elements with this key,
+// if it has one that still holds and this call need not be timed (see
+// settled_plans.hpp). A call whose key needs no CallDesc (a host range's
+// reduction) asks before building one.
+[[gnu::always_inline]] inline bool settled_plan(const Site& site, std::uint64_t key, const TypeKey* type_key,
+                                                std::size_t n, Plan& p) noexcept {
   const SettledPlan& e = t_settled.entry(&site, key);
-  if (e.key != key || e.site != &site || e.type_key != d.type_key ||
+  if (e.key != key || e.site != &site || e.type_key != type_key ||
       e.epoch != g_settled_epoch.load(std::memory_order_relaxed) ||
       e.decision->load(std::memory_order_relaxed) != e.packed ||
       (e.asleep && !e.asleep->load(std::memory_order_relaxed)) || ((t_settled_calls + 1) & e.timed_mask) == 0)
@@ -253,10 +259,13 @@ inline std::uint64_t settled_key(const CallDesc& d) noexcept {
   p.timed = false;
   p.from_table = true;
   p.mask = e.mask;
-  p.grain = std::max<std::size_t>(1, d.n);
+  p.grain = std::max<std::size_t>(1, n);
   p.bucket = e.bucket;
   p.t0 = 0;
   return true;
+}
+[[gnu::always_inline]] inline bool settled_plan(const Site& site, const CallDesc& d, Plan& p) noexcept {
+  return settled_plan(site, settled_key(d), d.type_key, d.n, p);
 }
 
 // Decides (the out-of-line path). Throws veda::DeviceError for a strict
@@ -268,6 +277,18 @@ inline Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
   return p;
 }
 
+// The end of an untimed call with a settled plan: only the last-decision
+// record, whose shape (dims[0, ndims)) last_call() reads.
+inline void end_settled_call(const Plan& p, std::size_t n, std::uint8_t ndims, const std::size_t* dims) noexcept {
+  SettledLast& l = t_settled_last;
+  l.bucket = p.bucket;
+  l.mask = p.mask;
+  l.n = n;
+  l.ndims = ndims;
+  for (std::size_t k = 0; k < ndims; ++k) l.dims[k] = dims[k];
+  l.pending = true;
+}
+
 // Records the thread's decision and, when `measured`, the time since
 // begin_call (or `elapsed_ns` if >= 0) in the site's history. Asynchronous
 // GPU work that was not synchronised passes measured = false.
@@ -275,13 +296,7 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
 inline void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = true,
                      std::int64_t elapsed_ns = -1) {
   if (!p.from_table || elapsed_ns >= 0) return end_call_slow(rt, p, d, measured, elapsed_ns);
-  SettledLast& l = t_settled_last;  // an untimed serial call: only the record
-  l.bucket = p.bucket;
-  l.mask = p.mask;
-  l.n = d.n;
-  l.ndims = d.ndims;
-  for (std::size_t k = 0; k < 3; ++k) l.dims[k] = d.dims[k];
-  l.pending = true;
+  end_settled_call(p, d.n, d.ndims, d.dims);
 }
 // The GPU tier could not get device memory (or, with `fault`, a launch or
 // copy failed): returns a CPU plan for the same call, counted and logged

@@ -78,7 +78,7 @@ void invalidate_settled_plans() noexcept;
 struct SettledLast {
   BucketState* bucket = nullptr;
   std::size_t n = 0;
-  std::size_t dims[3] = {0, 0, 0};
+  std::size_t dims[3] = {0, 0, 0};  // [0, ndims) hold the call's shape
   std::uint8_t ndims = 0;
   std::uint8_t mask = 0;
   bool pending = false;
