@@ -115,6 +115,7 @@ void element_wise(const MachineProfile& p, const CostRequest& r, std::vector<Est
     parts.body = parallel ? par_body * (t == Tier::TbbStatic ? 1 + kStaticImbalance : 1.0) : serial_body;
     Estimate e = make(t, parts);
     e.memory_us = parallel ? par_mem : serial_mem;
+    e.wake_us = parallel ? wake : 0;
     if (parallel && r.threads <= 1) {
       e.eligible = false;
       e.note = "one CPU thread";
@@ -291,8 +292,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     double off = 1;
     for (const auto& e : est)
       if (e.eligible && h(e.tier).samples > 0) off = std::max({off, h(e.tier).correction, 1 / h(e.tier).correction});
+    // Judged without waking the workers: serial calls keep them asleep, so
+    // counting the wake-up would keep a parallel tier unmeasured for good,
+    // while in a stream only the first call pays it (the scheduler then runs
+    // a trial, back to back: follow_trial in scheduler.cpp).
     auto worth_trying = [&](const Estimate& e) {
-      return e.total_us <= kExploreBand * std::max(cheap(e), std::min(off, kProfileDoubt)) * best->total_us;
+      return e.total_us - e.wake_us <= kExploreBand * std::max(cheap(e), std::min(off, kProfileDoubt)) * best->total_us;
     };
     for (const auto& e : est)
       if (e.eligible && &e != best && h(e.tier).samples < kMinSamples && h(e.tier).explored < kMaxExplore &&
@@ -329,7 +334,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.explored = true;
     c.refreshed = refresh;
     char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : explore->total_us) /
+    std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : explore->total_us - explore->wake_us) /
                                                     std::max(best->total_us, 1e-9));
     const char* what = !refresh                                    ? ": unmeasured"
                        : h(explore->tier).seeded                    ? ": measured only in an earlier run"
@@ -338,7 +343,8 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
                                                                     : ": last measured a while ago";
     why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) + what +
           ", predicted at " + ratio + " of " + tier_name(best->tier) +
-          (refresh ? "" : ", within what the profile may be off by");
+          (refresh ? "" : ", within what the profile may be off by") +
+          (!refresh && explore->wake_us > 0 ? " (its one-off wake-up of oneTBB's workers aside)" : "");
   } else {
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
     const Device d = tier_device(best->tier);

@@ -78,6 +78,7 @@ struct Estimate {
   Tier coexec_gpu = Tier::Count;  // CoExec only: the GPU tier the devices run (Count: the fastest)
   double join_us = 0;       // CoExec only: a host pass over the whole call after its parts (a sort's merge)
   double memory_us = 0;     // CPU tiers: time of the host-memory traffic
+  double wake_us = 0;       // oneTBB tiers: waking the sleeping workers (in overhead_us), which a stream of calls pays once
   double host_traffic_us = 0;  // GPU tiers: host-memory time of their transfers (staging, DMA)
   std::string note;
 };

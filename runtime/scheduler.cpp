@@ -180,6 +180,46 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
   c.reason = why;
 }
 
+// A parallel tier's run with the workers asleep pays their wake-up, and the
+// runs just after it are slow too: a 2^16-float saxpy took 18-20, 8, 7, 19
+// and 9.6 us on tbb-static, then 4.6-4.8 us from the sixth call of a stream
+// (serial: 5.8 us). Measured so, it would lose to serial for good, and
+// serial calls keep the workers asleep. So when a bucket of sleeping
+// workers runs a parallel tier to learn (an exploration or a wake-up try),
+// the thread's next kTrialRuns calls of the same site, element type and
+// size run it too, back to back: the workers awake, their runs land in the
+// awake bucket, whose cached decision is dropped so that it re-decides by
+// them afterwards.
+struct Trial {
+  const TypeSlot* slot = nullptr;
+  int awake_index = -1;  // the index of the trial's awake bucket in its slot
+  Tier tier = Tier::Serial;
+  int left = 0;
+};
+thread_local Trial t_trial;
+constexpr int kTrialRuns = 8;
+
+void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic) {
+  const bool sleeping = TypeSlot::for_sleeping_workers(b);
+  const int awake_index = sleeping ? b.index - 1 : b.index;
+  Trial& t = t_trial;
+  if (t.left > 0 && t.slot == &slot && t.awake_index == awake_index) {
+    --t.left;
+    c.settled = false;
+    if (c.tier == t.tier) return;
+    c.tier = t.tier;
+    c.explored = c.refreshed = false;
+    c.reason = std::string("trying ") + tier_name(t.tier) +
+               " in a stream after waking oneTBB's workers (the first runs after a wake-up are slow)";
+    return;
+  }
+  const bool parallel = c.tier == Tier::TbbStatic || c.tier == Tier::TbbAuto;
+  if (deterministic || !sleeping || !parallel || c.settled) return;
+  t = {&slot, awake_index, c.tier, kTrialRuns};
+  if (BucketState* awake = slot.awake_twin(b))
+    for (auto& cached : awake->cached) cached.store(0, std::memory_order_relaxed);
+}
+
 void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, const CallDesc& d,
                  const Resolved& r, double idle_us, CallDevice& on, Plan& p) {
   const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
@@ -203,6 +243,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
   wake_if_faster_awake(slot, b, q.tiers, c, now);
+  follow_trial(slot, b, c, ctx.deterministic);
   note_choice(b, c, now, dev);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);

@@ -17,6 +17,8 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "runtime/cost_model.hpp"
 #include "runtime/history_store.hpp"
@@ -663,5 +665,72 @@ TEST_CASE("sleeping workers: between tries to wake them, a serial decision is no
   CHECK(tries >= 1);
   CHECK(unsettled_serial >= 1);  // the calls within kWakeMinNs of a try
   CHECK(asleep.cached[first.mask].load() == 0);
+  veda::shutdown();
+}
+
+namespace {
+// serial 6.5 us predicted, a oneTBB tier 15 us awake and 35 us waking the
+// workers, who count as asleep 1 ms after the last parallel work.
+std::string trial_profile() {
+  const std::string path = std::filesystem::temp_directory_path() / "veda-trial-profile.json";
+  std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
+    "veda_version":"t","cpu":{"map_ns_per_elem":0.1,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
+    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":1000},"gpu":{"present":false}})";
+  return path;
+}
+
+// Calls of one site on 2^16 elements until `calls` have run, with these true
+// times: serial 5.8 us; a parallel tier 25 us waking the workers, then
+// `first_awake_us` on its first awake run and `awake_us` back to back.
+// Returns the tiers run, and whether the first call found the workers asleep.
+std::vector<Tier> stream(const char* name, int calls, double first_awake_us, double awake_us, bool& began_asleep) {
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, name, OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(std::size_t{1} << 16);
+  std::vector<Tier> tiers;
+  bool awake_run = false;
+  for (int i = 0; i < calls; ++i) {
+    Plan p = begin_call(rt, site, d);
+    if (i == 0) began_asleep = TypeSlot::for_sleeping_workers(*p.bucket);
+    const bool parallel = p.tier != Tier::Serial;
+    double us = 5.8;
+    if (parallel && TypeSlot::for_sleeping_workers(*p.bucket)) us = 25;
+    else if (parallel) us = std::exchange(awake_run, true) ? awake_us : first_awake_us;
+    end_call(rt, p, d, true, static_cast<std::int64_t>(us * 1e3));
+    if (parallel) parallel_done(rt);
+    tiers.push_back(p.tier);
+  }
+  return tiers;
+}
+}  // namespace
+
+TEST_CASE("sleeping workers: a parallel tier tried from their bucket runs a stream, and the stream's runs decide") {
+  // Its first run pays the wake-up and the next ones are slow too (a 2^16
+  // saxpy here: 18-20, 8, 7 us, then 4.6-4.8 us from the sixth call; serial
+  // 5.8 us). Judged by those, or never tried because of the wake-up, the
+  // tier would lose to serial for good while serial calls let the workers
+  // sleep on.
+  veda::init(veda::Config::builder().threads(2).profile(trial_profile()).build());
+  bool asleep = false;
+  const std::vector<Tier> won = stream("trial-wins", 60, 8.0, 4.6, asleep);
+  if (!asleep) {
+    MESSAGE("skipped: the workers of an earlier case were still awake");
+  } else {
+    // The sleeping bucket tries a parallel tier (predicted within reach with
+    // the wake-up aside) on its first calls, and the trial's back-to-back
+    // runs make it the awake bucket's choice, which keeps the workers awake.
+    const auto first = std::find_if(won.begin(), won.end(), [](Tier t) { return t != Tier::Serial; });
+    REQUIRE(first != won.end());
+    CHECK(first - won.begin() < 3);
+    CHECK(std::all_of(won.end() - 20, won.end(), [](Tier t) { return t != Tier::Serial; }));
+  }
+  veda::shutdown();
+
+  // Where back to back it is slower than serial, the trial costs its runs
+  // once and serial settles.
+  veda::init(veda::Config::builder().threads(2).profile(trial_profile()).build());
+  const std::vector<Tier> lost = stream("trial-loses", 60, 9.0, 8.0, asleep);
+  CHECK(std::count_if(lost.begin(), lost.end(), [](Tier t) { return t != Tier::Serial; }) <= 12);
+  CHECK(std::all_of(lost.end() - 20, lost.end(), [](Tier t) { return t == Tier::Serial; }));
   veda::shutdown();
 }
