@@ -319,10 +319,17 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   // An earlier run's samples keep a tier out only beyond what a profile may
   // be off by (kProfileDoubt): that run may have been disturbed throughout.
   auto doubt = [&](const Estimate& e) { return h(e.tier).seeded ? kProfileDoubt : cheap(e); };
+  // A re-measurement under way goes first: its runs must come back to back,
+  // or each would be one right after another tier's, which confirms nothing
+  // (two such tiers took turns for good, each run after the other's).
+  auto before = [&](const Estimate& a, const Estimate& b) {
+    const bool a_due = h(a.tier).refresh > 0, b_due = h(b.tier).refresh > 0;
+    return a_due != b_due ? a_due : reach(a) < reach(b);
+  };
   if (learn && !explore)
     for (const auto& e : est)
       if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) &&
-          reach(e) <= kExploreBand * doubt(e) * best->total_us && (!explore || reach(e) < reach(*explore))) {
+          reach(e) <= kExploreBand * doubt(e) * best->total_us && (!explore || before(e, *explore))) {
         explore = &e;
         refresh = true;
       }

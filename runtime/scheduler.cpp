@@ -185,8 +185,8 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
 // and 9.6 us on tbb-static, then 4.6-4.8 us from the sixth call of a stream
 // (serial: 5.8 us). Measured so, it would lose to serial for good, and
 // serial calls keep the workers asleep. So when a bucket of sleeping
-// workers runs a parallel tier to learn (an exploration or a wake-up try),
-// the thread's next kTrialRuns calls of the same site, element type and
+// workers runs a parallel tier to learn (an exploration or a wake-up try)
+// on a call predicted under kTrialMaxUs, the thread's next kTrialRuns calls of the same site, element type and
 // size run it too, back to back: the workers awake, their runs land in the
 // awake bucket, whose cached decision is dropped so that it re-decides by
 // them afterwards.
@@ -198,6 +198,7 @@ struct Trial {
 };
 thread_local Trial t_trial;
 constexpr int kTrialRuns = 8;
+constexpr double kTrialMaxUs = 1000;
 
 void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic) {
   const bool sleeping = TypeSlot::for_sleeping_workers(b);
@@ -215,6 +216,10 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic)
   }
   const bool parallel = c.tier == Tier::TbbStatic || c.tier == Tier::TbbAuto;
   if (deterministic || !sleeping || !parallel || c.settled) return;
+  // Calls of a millisecond or more are measured fairly by one run: the
+  // wake-up and what follows it are tens of microseconds.
+  for (const Estimate& e : c.estimates)
+    if (e.tier == c.tier && e.total_us - e.wake_us >= kTrialMaxUs) return;
   t = {&slot, awake_index, c.tier, kTrialRuns};
   if (BucketState* awake = slot.awake_twin(b))
     for (auto& cached : awake->cached) cached.store(0, std::memory_order_relaxed);
@@ -417,8 +422,14 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   // OpenBLAS's own threads leaves oneTBB's idle, which would split their
   // history by the previous call's tier.
   const bool elementwise = site.op() == OpClass::Map || site.op() == OpClass::Kernel || site.op() == OpClass::Reduce;
-  const int idle = elementwise && workers_asleep(st) ? 1 : 0;
+  int idle = elementwise && workers_asleep(st) ? 1 : 0;
   TypeSlot& slot = site.slot(d.type_key);
+  // Calls of a millisecond or more (re-decided each time) keep one history:
+  // a wake-up is noise next to them, and with two, the serial runs (after
+  // which the workers sleep) and the parallel ones alternated between them,
+  // each right after the other tier's, so neither was ever confirmed.
+  if (idle && slot.bucket(size_bucket(d.n), residency_of(d), 0).redecide_mask.load(std::memory_order_relaxed) == 0)
+    idle = 0;
   BucketState& b = slot.bucket(size_bucket(d.n), residency_of(d), idle);
   Plan p;
   p.bucket = &b;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "runtime/cost_model.hpp"
 
@@ -270,6 +271,34 @@ TEST_CASE("one slow run does not keep a tier out: an unconfirmed tier is judged 
   h[static_cast<int>(Tier::Serial)].samples = kConfirmSamples;  // confirmed that slow: left out
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbAuto);
+}
+
+TEST_CASE("a re-measurement under way goes on before another tier's, so that its runs come back to back") {
+  // Two unconfirmed runners-up, each measured only right after the other
+  // (Run::switched): choosing by reach alone, they took turns for good (a
+  // 10^7-element pipeline: serial 21 ms and tbb-static 11 ms every other
+  // call against tbb-auto's 10.3 ms), and no run was ever back to back.
+  auto est = [] {
+    std::vector<Estimate> e(3);
+    e[0].tier = Tier::Serial, e[0].total_us = 20;
+    e[1].tier = Tier::TbbStatic, e[1].total_us = 11;
+    e[2].tier = Tier::TbbAuto, e[2].total_us = 10;
+    return e;
+  };
+  HistoryView h{};
+  h[static_cast<int>(Tier::TbbAuto)] = {kConfirmSamples, 1.0, 0};
+  for (Tier t : {Tier::Serial, Tier::TbbStatic}) {
+    TierHistory& th = h[static_cast<int>(t)];
+    th = {1, 1.0, 0};
+    th.stale = th.switched_only = true;
+  }
+  Choice c = choose(est(), &h, {});
+  CHECK(c.tier == Tier::TbbStatic);  // the nearer one first
+  CHECK(c.refreshed);
+  h[static_cast<int>(Tier::Serial)].refresh = 2;  // serial's re-measurement began
+  c = choose(est(), &h, {});
+  CHECK(c.tier == Tier::Serial);
+  CHECK(starts(c.reason, "re-measuring serial"));
 }
 
 TEST_CASE("a stale runner-up is re-measured further behind when a run of it costs little") {

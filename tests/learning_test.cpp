@@ -734,3 +734,31 @@ TEST_CASE("sleeping workers: a parallel tier tried from their bucket runs a stre
   CHECK(std::all_of(lost.end() - 20, lost.end(), [](Tier t) { return t == Tier::Serial; }));
   veda::shutdown();
 }
+
+TEST_CASE("calls of a millisecond or more keep one history whether or not the workers slept") {
+  // With two, serial runs (after which the workers sleep) landed in the
+  // sleeping bucket and parallel ones in the awake one, each right after the
+  // other tier's, and both buckets re-measured for good: a 10^7-element
+  // pipeline ran serial (21 ms) every other call against tbb-auto's 10.3 ms.
+  veda::init(veda::Config::builder().threads(2).profile(trial_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "long-calls", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(10'000'000);
+  std::vector<Tier> tiers;
+  for (int i = 0; i < 40; ++i) {
+    Plan p = begin_call(rt, site, d);
+    const double ms = p.tier == Tier::Serial ? 21 : p.tier == Tier::TbbStatic ? 11 : 10.3;
+    // The call's time passes (staleness is measured in time); a serial one
+    // lets the workers fall asleep.
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(ms * 1e3)));
+    end_call(rt, p, d, true, static_cast<std::int64_t>(ms * 1e6));
+    if (p.tier != Tier::Serial) parallel_done(rt);
+    tiers.push_back(p.tier);
+  }
+  std::string seq;
+  for (Tier t : tiers) seq += std::string(tier_name(t)) + " ";
+  INFO(seq);
+  CHECK(std::count(tiers.begin(), tiers.end(), Tier::Serial) <= 6);
+  CHECK(std::all_of(tiers.end() - 20, tiers.end(), [](Tier t) { return t == Tier::TbbAuto; }));
+  veda::shutdown();
+}
