@@ -191,6 +191,7 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
 // awake bucket, whose cached decision is dropped so that it re-decides by
 // them afterwards.
 struct Trial {
+  std::uint64_t generation = 0;  // of the runtime it began in (a later one may reuse its slot's address)
   const TypeSlot* slot = nullptr;
   int awake_index = -1;  // the index of the trial's awake bucket in its slot
   Tier tier = Tier::Serial;
@@ -204,7 +205,7 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic)
   const bool sleeping = TypeSlot::for_sleeping_workers(b);
   const int awake_index = sleeping ? b.index - 1 : b.index;
   Trial& t = t_trial;
-  if (t.left > 0 && t.slot == &slot && t.awake_index == awake_index) {
+  if (t.left > 0 && t.generation == b.generation && t.slot == &slot && t.awake_index == awake_index) {
     --t.left;
     c.settled = false;
     if (c.tier == t.tier) return;
@@ -220,7 +221,7 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic)
   // wake-up and what follows it are tens of microseconds.
   for (const Estimate& e : c.estimates)
     if (e.tier == c.tier && e.total_us - e.wake_us >= kTrialMaxUs) return;
-  t = {&slot, awake_index, c.tier, kTrialRuns};
+  t = {b.generation, &slot, awake_index, c.tier, kTrialRuns};
   if (BucketState* awake = slot.awake_twin(b))
     for (auto& cached : awake->cached) cached.store(0, std::memory_order_relaxed);
 }
