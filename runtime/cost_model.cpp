@@ -282,6 +282,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   c.gpu_fraction = best->gpu_fraction;
   c.gpu_devices = best->gpu_devices;
   const Estimate* explore = nullptr;
+  // An unmeasured tier's time as exploration judges it: without waking the
+  // workers where the work outweighs the fork-join (see worth_trying).
+  auto judged = [](const Estimate& e) {
+    const double fork = e.overhead_us - e.wake_us, awake = e.total_us - e.wake_us;
+    return awake - fork >= fork ? awake : e.total_us;
+  };
   // How far behind the best a tier may be tried: kProfileDoubt when a run of
   // it costs under kCheapExploreUs more than the best, else 1.
   auto cheap = [&](const Estimate& e) {
@@ -292,12 +298,13 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     double off = 1;
     for (const auto& e : est)
       if (e.eligible && h(e.tier).samples > 0) off = std::max({off, h(e.tier).correction, 1 / h(e.tier).correction});
-    // Judged without waking the workers: serial calls keep them asleep, so
-    // counting the wake-up would keep a parallel tier unmeasured for good,
-    // while in a stream only the first call pays it (the scheduler then runs
-    // a trial, back to back: follow_trial in scheduler.cpp).
+    // Judged without waking the workers where the work outweighs the
+    // fork-join: serial calls keep them asleep, so counting the wake-up
+    // would keep a parallel tier unmeasured for good, while in a stream only
+    // the first call pays it (the scheduler then runs a trial, back to back:
+    // follow_trial in scheduler.cpp). Where it does not, no stream would pay.
     auto worth_trying = [&](const Estimate& e) {
-      return e.total_us - e.wake_us <= kExploreBand * std::max(cheap(e), std::min(off, kProfileDoubt)) * best->total_us;
+      return judged(e) <= kExploreBand * std::max(cheap(e), std::min(off, kProfileDoubt)) * best->total_us;
     };
     for (const auto& e : est)
       if (e.eligible && &e != best && h(e.tier).samples < kMinSamples && h(e.tier).explored < kMaxExplore &&
@@ -341,7 +348,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.explored = true;
     c.refreshed = refresh;
     char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : explore->total_us - explore->wake_us) /
+    std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : judged(*explore)) /
                                                     std::max(best->total_us, 1e-9));
     const char* what = !refresh                                    ? ": unmeasured"
                        : h(explore->tier).seeded                    ? ": measured only in an earlier run"
@@ -351,7 +358,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) + what +
           ", predicted at " + ratio + " of " + tier_name(best->tier) +
           (refresh ? "" : ", within what the profile may be off by") +
-          (!refresh && explore->wake_us > 0 ? " (its one-off wake-up of oneTBB's workers aside)" : "");
+          (!refresh && judged(*explore) < explore->total_us ? " (its one-off wake-up of oneTBB's workers aside)" : "");
   } else {
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
     const Device d = tier_device(best->tier);
