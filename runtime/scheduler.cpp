@@ -186,10 +186,10 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
 // (serial: 5.8 us). Measured so, it would lose to serial for good, and
 // serial calls keep the workers asleep. So when a bucket of sleeping
 // workers runs a parallel tier to learn (an exploration or a wake-up try)
-// on a call predicted under kTrialMaxUs, the thread's next kTrialRuns calls of the same site, element type and
-// size run it too, back to back: the workers awake, their runs land in the
-// awake bucket, whose cached decision is dropped so that it re-decides by
-// them afterwards.
+// on a call predicted under kTrialMaxUs, the thread's next kTrialRuns calls
+// of the same site, element type and size run it too, back to back: the
+// workers awake, their runs land in the awake bucket, whose cached decision
+// is dropped so that it re-decides by them afterwards.
 struct Trial {
   std::uint64_t generation = 0;  // of the runtime it began in (a later one may reuse its slot's address)
   const TypeSlot* slot = nullptr;
