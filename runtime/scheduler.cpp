@@ -187,9 +187,11 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
 // serial calls keep the workers asleep. So when a bucket of sleeping
 // workers runs a parallel tier to learn (an exploration or a wake-up try)
 // on a call predicted under kTrialMaxUs, the thread's next kTrialRuns calls
-// of the same site, element type and size run it too, back to back: the
-// workers awake, their runs land in the awake bucket, whose cached decision
-// is dropped so that it re-decides by them afterwards.
+// of the same site, element type and size run it too, back to back, while
+// the workers stay awake: their runs land in the awake bucket, whose cached
+// decision is dropped so that it re-decides by them afterwards. (A call that
+// finds them asleep again ends the trial: no stream forms there, and a
+// bucket of sleeping workers still picks its best tier within a few calls.)
 struct Trial {
   std::uint64_t generation = 0;  // of the runtime it began in (a later one may reuse its slot's address)
   const TypeSlot* slot = nullptr;
@@ -206,6 +208,10 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic)
   const int awake_index = sleeping ? b.index - 1 : b.index;
   Trial& t = t_trial;
   if (t.left > 0 && t.generation == b.generation && t.slot == &slot && t.awake_index == awake_index) {
+    if (sleeping) {  // the workers are asleep again: the calls come too rarely for a stream
+      t.left = 0;
+      return;
+    }
     --t.left;
     c.settled = false;
     if (c.tier == t.tier) return;
