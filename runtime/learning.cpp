@@ -19,13 +19,15 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.seeded = book.seeded;
     const double age_ns = static_cast<double>(now - book.last_sample_ns);
     h.switched_only = book.switched_only;
-    const double stale_ns = h.samples < kConfirmSamples || h.seeded || h.switched_only
-                                ? kConfirmNs
-                                : std::max<double>(kStaleNs, kStaleRuns * e.total_us * h.correction * 1e3);
-    h.stale = h.samples >= kMinSamples && age_ns > stale_ns;
+    h.stale = h.samples >= kMinSamples && age_ns > stale_after_ns(h.samples, book, e.total_us * h.correction);
     h.refresh = book.refresh;
   }
   return hv;
+}
+
+double stale_after_ns(int samples, const TierBook& book, double measured_us) {
+  if (samples < kConfirmSamples || book.seeded || book.switched_only) return static_cast<double>(kConfirmNs);
+  return std::max<double>(kStaleNs, kStaleRuns * measured_us * 1e3);
 }
 
 void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot) {
@@ -87,7 +89,7 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 }
 
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now) {
-  if (!awake.pays(serial_us) || now < b.wake_last_ns + b.wake_spacing_ns) return Tier::Serial;
+  if (!awake.worth_a_try(serial_us) || now < b.wake_last_ns + b.wake_spacing_ns) return Tier::Serial;
   const bool held = b.wake_last_ns == 0 || now - b.wake_last_ns >= 2 * b.wake_spacing_ns;
   b.wake_spacing_ns = held ? kWakeMinNs : std::min(2 * b.wake_spacing_ns, kWakeMaxNs);
   b.wake_last_ns = now;

@@ -37,6 +37,12 @@ constexpr std::int64_t kShortCallNs = 1'000;
 // runner-up due for re-measurement is not kept waiting for 64 of them.
 constexpr std::int64_t kRedecideEachNs = 1'000'000;
 
+// How long a tier's figures hold before it is measured again: kConfirmNs
+// while unconfirmed (too few runs, only an earlier run's, or only runs right
+// after another tier's), else kStaleNs or kStaleRuns of its runs
+// (`measured_us` each), whichever is longer.
+double stale_after_ns(int samples, const TierBook& book, double measured_us);
+
 // What bucket `b` has measured of each estimated tier, at time `now`, for a
 // call on device `slot` (its own samples of the GPU tiers).
 HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est, std::size_t n, std::int64_t now,
@@ -82,11 +88,17 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 // too rarely) brings the next back soon, and costs a wake-up (tens of us).
 // So tries are spaced: kWakeMinNs after one that held, doubling up to
 // kWakeMaxNs while each comes back within twice the spacing.
+// An awake figure that did not pay is measured again where it may be wrong
+// (AwakeBest::doubtful) and within kProfileDoubt of serial: a stream's runs
+// right after a wake-up are slow, and an earlier trial or run may have
+// measured only those (or a busy machine), while the calls, always finding
+// the workers asleep, never visit the awake bucket to correct it.
 constexpr double kWakeGain = 1.1;
 constexpr std::int64_t kWakeMinNs = 1'000'000, kWakeMaxNs = 64'000'000;
 struct AwakeBest {
   Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
   double us = 0;             // its median
+  bool doubtful = false;     // stored history only, too few runs, or measured a while ago (stale_after_ns)
   // Whether waking them would pay, spacing aside. A serial decision is then
   // not settled: cached (and offered to the thread's table, which serves it
   // while the workers sleep), it would keep every call of a burst serial
@@ -94,9 +106,14 @@ struct AwakeBest {
   bool pays(double serial_us) const {
     return tier != Tier::Serial && us > 0 && serial_us > 0 && us * kWakeGain < serial_us;
   }
+  // Whether a try would pay, or re-measure a figure that may be wrong.
+  bool worth_a_try(double serial_us) const {
+    return pays(serial_us) || (doubtful && tier != Tier::Serial && us > 0 && us < kProfileDoubt * serial_us);
+  }
 };
 // `b`: a bucket of sleeping workers that chose serial, whose serial runs
-// take `serial_us`. Returns the tier to run: serial, or awake.tier to wake them.
+// take `serial_us`. Returns the tier to run: serial, or awake.tier to wake
+// them (where that is worth a try).
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now);
 
 }  // namespace veda::detail

@@ -147,37 +147,63 @@ CostRequest make_request(RuntimeState& st, const Site& site, const TypeSlot& slo
   return q;
 }
 
+// Brings bucket `b` (its mutex held) into this runtime: its figures reset,
+// then seeded from what earlier runs measured.
+void join_runtime(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b) {
+  if (b.generation == st.generation) return;
+  b.reset(st.generation);
+  if (st.history) st.history->seed(site, slot, b);
+}
+
 // A serial choice in a bucket of sleeping workers may hold only because
 // serial calls let them sleep: wake_for_awake (learning.hpp) decides whether
 // this call wakes them with the awake bucket's fastest measured parallel
 // tier. (Not on a prediction alone: one from the serial time split over the
 // threads woke them for memory-bound calls that no thread count speeds up.)
-void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t tiers, Choice& c, std::int64_t now) {
-  if (c.tier != Tier::Serial || c.explored || !TypeSlot::for_sleeping_workers(b)) return;
+// Returns whether it woke them on figures it trusts (no trial needed then:
+// the awake bucket's decision stands).
+bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, std::uint32_t tiers,
+                          Choice& c, std::int64_t now) {
+  if (c.tier != Tier::Serial || c.explored || !TypeSlot::for_sleeping_workers(b)) return false;
   const double serial_us = b.samples[static_cast<std::size_t>(Tier::Serial)].median_us();
+  BucketState& awake = slot.awake_twin(b);
+  std::unique_lock lock(awake.mu, std::try_to_lock);  // never wait on another bucket while holding b's
+  if (!lock.owns_lock()) return false;
+  // Seeded here too: where every call finds the workers asleep, this is
+  // the awake bucket's only visit, and earlier runs may have measured it.
+  join_runtime(st, site, slot, awake);
   AwakeBest best;
-  if (BucketState* awake = slot.awake_twin(b)) {
-    std::unique_lock lock(awake->mu, std::try_to_lock);  // never wait on another bucket while holding b's
-    if (!lock.owns_lock()) return;
-    if (awake->generation == b.generation)
-      for (Tier t : {Tier::TbbStatic, Tier::TbbAuto}) {
-        const double us = awake->samples[static_cast<std::size_t>(t)].median_us();
-        if ((tiers & tier_bit(t)) && us > 0 && (best.us == 0 || us < best.us)) best = {t, us};
-      }
+  for (Tier t : {Tier::TbbStatic, Tier::TbbAuto}) {
+    const TierSamples& s = awake.samples[static_cast<std::size_t>(t)];
+    const double us = s.median_us();
+    if (!(tiers & tier_bit(t)) || us <= 0 || (best.us > 0 && us >= best.us)) continue;
+    const TierBook& book = awake.book_on(t, 0);
+    best = {t, us, static_cast<double>(now - book.last_sample_ns) > stale_after_ns(s.count(), book, us)};
   }
   const Tier t = wake_for_awake(b, best, serial_us, now);
   if (t == Tier::Serial) {
     if (best.pays(serial_us)) c.settled = false;  // serial only until the next try
-    return;
+    return false;
   }
   c.tier = t;
   c.settled = false;
-  char why[192];
-  std::snprintf(why, sizeof why,
-                "waking oneTBB's workers: awake, %s measured %.1f us against serial %.1f us here, and calls that "
-                "come before they sleep again keep them awake",
-                tier_name(t), best.us, serial_us);
+  char why[224];
+  if (best.pays(serial_us)) {
+    std::snprintf(why, sizeof why,
+                  "waking oneTBB's workers: awake, %s measured %.1f us against serial %.1f us here, and calls that "
+                  "come before they sleep again keep them awake",
+                  tier_name(t), best.us, serial_us);
+  } else {
+    // Its figure is renewed by the trial's runs; until they come, this
+    // stamp keeps the next such try stale_after_ns away.
+    awake.book_on(t, 0).last_sample_ns = now;
+    std::snprintf(why, sizeof why,
+                  "waking oneTBB's workers to re-measure %s awake: its %.1f us against serial %.1f us here is from "
+                  "an earlier run, too few runs or a while ago",
+                  tier_name(t), best.us, serial_us);
+  }
   c.reason = why;
+  return best.pays(serial_us) && !best.doubtful;
 }
 
 // A parallel tier's run with the workers asleep pays their wake-up, and the
@@ -189,7 +215,9 @@ void wake_if_faster_awake(const TypeSlot& slot, BucketState& b, std::uint32_t ti
 // on a call predicted under kTrialMaxUs, the thread's next kTrialRuns calls
 // of the same site, element type and size run it too, back to back, while
 // the workers stay awake: their runs land in the awake bucket, whose cached
-// decision is dropped so that it re-decides by them afterwards. (A call that
+// decision is dropped so that it re-decides by them afterwards, by the
+// newest TierSamples::kRecent of them: kTrialRuns is twice that, so they are
+// past the slow ones (with 8, the trial's median was one of those). (A call that
 // finds them asleep again ends the trial: no stream forms there, and a
 // bucket of sleeping workers still picks its best tier within a few calls.)
 struct Trial {
@@ -200,10 +228,11 @@ struct Trial {
   int left = 0;
 };
 thread_local Trial t_trial;
-constexpr int kTrialRuns = 8;
+constexpr int kTrialRuns = 16;
 constexpr double kTrialMaxUs = 1000;
 
-void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic) {
+// `may_start`: whether this call may begin a trial.
+void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool may_start) {
   const bool sleeping = TypeSlot::for_sleeping_workers(b);
   const int awake_index = sleeping ? b.index - 1 : b.index;
   Trial& t = t_trial;
@@ -222,24 +251,20 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool deterministic)
     return;
   }
   const bool parallel = c.tier == Tier::TbbStatic || c.tier == Tier::TbbAuto;
-  if (deterministic || !sleeping || !parallel || c.settled) return;
+  if (!may_start || !sleeping || !parallel || c.settled) return;
   // Calls of a millisecond or more are measured fairly by one run: the
   // wake-up and what follows it are tens of microseconds.
   for (const Estimate& e : c.estimates)
     if (e.tier == c.tier && e.total_us - e.wake_us >= kTrialMaxUs) return;
   t = {b.generation, &slot, awake_index, c.tier, kTrialRuns};
-  if (BucketState* awake = slot.awake_twin(b))
-    for (auto& cached : awake->cached) cached.store(0, std::memory_order_relaxed);
+  for (auto& cached : slot.awake_twin(b).cached) cached.store(0, std::memory_order_relaxed);
 }
 
 void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, const CallDesc& d,
                  const Resolved& r, double idle_us, CallDevice& on, Plan& p) {
   const std::string obstacle = r.gpu_ok ? std::string() : gpu_obstacle(st, site, d);
   std::lock_guard lock(b.mu);
-  if (b.generation != st.generation) {
-    b.reset(st.generation);
-    if (st.history) st.history->seed(site, slot, b);  // what earlier runs measured here
-  }
+  join_runtime(st, site, slot, b);
   CostRequest q = make_request(st, site, slot, d, r, obstacle, idle_us, on);
   if (q.gpu_ok && q.device_need >= kRoomCheckBytes)
     if (DeviceApi* dev = on.device()) q.device_room = device_room(*dev);
@@ -254,8 +279,8 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   ctx.all_on_device = d.all_on_device;
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
-  wake_if_faster_awake(slot, b, q.tiers, c, now);
-  follow_trial(slot, b, c, ctx.deterministic);
+  const bool trusted_wake = wake_if_faster_awake(st, site, slot, b, q.tiers, c, now);
+  follow_trial(slot, b, c, !ctx.deterministic && !trusted_wake);
   note_choice(b, c, now, dev);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);

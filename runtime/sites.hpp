@@ -155,10 +155,12 @@ class TypeSlot {
   }
   // Whether `b` is a bucket of sleeping workers (idle is the index's last digit).
   static bool for_sleeping_workers(const BucketState& b) { return b.index % kIdle == 1; }
-  // The bucket of the same size and residency with the workers awake, if
-  // it was created; `b` is one of this slot's buckets of sleeping workers.
-  BucketState* awake_twin(const BucketState& b) const {
-    return buckets_[static_cast<std::size_t>(b.index - 1)].load(std::memory_order_acquire);
+  // The bucket of the same size and residency with the workers awake
+  // (created on first use); `b` is one of this slot's buckets of sleeping workers.
+  BucketState& awake_twin(const BucketState& b) {
+    auto& cell = buckets_[static_cast<std::size_t>(b.index - 1)];
+    if (BucketState* awake = cell.load(std::memory_order_acquire)) return *awake;
+    return create_bucket(cell);
   }
   // Every bucket created so far, with its index (for persisting history).
   template <class F>

@@ -6,6 +6,7 @@
 // 0, 1, a prime and rows longer than the CPU loop's unit, and 10^7 + 19
 // elements; + - * / sqrt give the same bits on every tier; the result types
 // follow NumPy's rules; NaN propagates through maximum, minimum and clamp;
+// where() selects exactly one side's bits (signed zeros, NaN, infinities);
 // expressions are lazy and keep temporary operands alive; an output may be
 // an operand; an operand that appears several times is merged into one
 // pointer of the CPU loop where its pattern has a loop, with the same
@@ -192,6 +193,38 @@ TEST_CASE("NaN propagates through maximum, minimum and clamp; comparisons with N
     CHECK((std::isnan(cl[0]) && cl[1] == 1.0f && cl[2] == 1.5f));
     CHECK(gt == std::vector<bool>{false, false, false, false});
   }
+}
+
+// A float where() is selected by bit masks where the loop vectorises, by a
+// ternary where it calls libm (WhereNode::eval): either way one side's bits.
+template <class T>
+void check_where_bits() {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T kinds[] = {T(-0.0), T(0), nan, -inf, inf, T(1.5), T(-2.25), std::numeric_limits<T>::denorm_min(),
+                     -std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::max()};
+  std::vector<T> xv(4099), yv(4099);  // longer than a unit, not a multiple of any vector width
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    xv[i] = kinds[(i * 7) % std::size(kinds)];
+    yv[i] = kinds[(i * 3 + 1) % std::size(kinds)];
+  }
+  std::vector<T> plain(xv.size()), with_sqrt(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    plain[i] = xv[i] > 0 ? xv[i] : yv[i] * T(0.5);
+    with_sqrt[i] = (xv[i] > 0 ? xv[i] : yv[i] * T(0.5)) + std::sqrt(std::fabs(yv[i]));
+  }
+  const veda::Array<T> X(xv), Y(yv);
+  for (const auto& tier : tiers()) {
+    CAPTURE(tier);
+    CHECK(same_bits(veda::eval(veda::where(X > 0, X, Y * T(0.5)), forced(tier)).to_vector(), plain));
+    CHECK(same_bits(veda::eval(veda::where(X > 0, X, Y * T(0.5)) + veda::sqrt(veda::abs(Y)), forced(tier)).to_vector(),
+                    with_sqrt));
+  }
+}
+
+TEST_CASE("where selects one side's bits exactly: signed zeros, NaN, infinities, denormals; float and double") {
+  veda_test::OpRuntime rt;
+  check_where_bits<float>();
+  check_where_bits<double>();
 }
 
 TEST_CASE("the guide's normalisation: temporaries are kept alive, and the expression is lazy") {

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -83,6 +84,7 @@ struct LeafNode {
   using value_type = T;
   static constexpr int kLeaves = 1, kScalars = 0;
   static constexpr double kFlops = 0;
+  static constexpr bool kCallsLibm = false;
   const Array<T>* a = nullptr;
   std::shared_ptr<const Array<T>> owned;  // a temporary operand, kept alive with the expression
 
@@ -110,6 +112,7 @@ struct ScalarNode {
   using value_type = T;
   static constexpr int kLeaves = 0, kScalars = 1;
   static constexpr double kFlops = 0;
+  static constexpr bool kCallsLibm = false;
   T v;
 
   template <int L, class P>
@@ -135,6 +138,7 @@ struct UnaryNode {
   using value_type = operand_type;
   static constexpr int kLeaves = A::kLeaves, kScalars = A::kScalars;
   static constexpr double kFlops = A::kFlops + expr_op_flops<Op>();
+  static constexpr bool kCallsLibm = A::kCallsLibm || expr_op_calls_libm<Op>();
   A a;
 
   template <int L, class P>
@@ -160,6 +164,7 @@ struct BinaryNode {
   using value_type = typename Op::template Result<typename A::value_type, typename B::value_type>;
   static constexpr int kLeaves = A::kLeaves + B::kLeaves, kScalars = A::kScalars + B::kScalars;
   static constexpr double kFlops = A::kFlops + B::kFlops + expr_op_flops<Op>();
+  static constexpr bool kCallsLibm = A::kCallsLibm || B::kCallsLibm || expr_op_calls_libm<Op>();
   A a;
   B b;
 
@@ -189,17 +194,31 @@ struct WhereNode {
   static constexpr int kLeaves = C::kLeaves + A::kLeaves + B::kLeaves;
   static constexpr int kScalars = C::kScalars + A::kScalars + B::kScalars;
   static constexpr double kFlops = C::kFlops + A::kFlops + B::kFlops + 1;
+  static constexpr bool kCallsLibm = C::kCallsLibm || A::kCallsLibm || B::kCallsLibm;
   C c;
   A a;
   B b;
 
   template <int L, class P>
   value_type eval(const P& p, std::size_t i) const {
-    // Both sides are computed, then one is selected: a select vectorises, a branch does not.
+    // Both sides are computed, then one is selected: a select vectorises, a
+    // branch does not. GCC made the ternary of floats a branch, and the loop
+    // scalar (where(x > 0, x, 0.1 * x) + y: 42 us for 2^16 floats), so they
+    // are selected by bit masks (9 us) -- unless the loop calls libm and
+    // stays scalar anyway (P::kSelectByMask false), where the masks' moves
+    // between registers cost more than the branch (with + sqrt(abs(y)): 80
+    // against 57 us).
     const bool k = static_cast<bool>(c.template eval<L>(p, i));
     const auto x = static_cast<value_type>(a.template eval<L + C::kLeaves>(p, i));
     const auto y = static_cast<value_type>(b.template eval<L + C::kLeaves + A::kLeaves>(p, i));
-    return k ? x : y;
+    if constexpr (P::kSelectByMask && std::is_floating_point_v<value_type> &&
+                  (sizeof(value_type) == 4 || sizeof(value_type) == 8)) {
+      using Bits = std::conditional_t<sizeof(value_type) == 4, std::uint32_t, std::uint64_t>;
+      const Bits m = Bits{0} - static_cast<Bits>(k);
+      return std::bit_cast<value_type>(static_cast<Bits>((std::bit_cast<Bits>(x) & m) | (std::bit_cast<Bits>(y) & ~m)));
+    } else {
+      return k ? x : y;
+    }
   }
   template <int L, int S>
   void collect(ExprCall& call) const {

@@ -185,4 +185,13 @@ constexpr double expr_op_flops() {
     return 1;
 }
 
+// Whether an application calls the C math library: without -ffast-math a
+// loop that does stays scalar (the call's errno path).
+template <class Op>
+constexpr bool expr_op_calls_libm() {
+  return std::is_same_v<Op, ExpOp> || std::is_same_v<Op, LogOp> || std::is_same_v<Op, SqrtOp> ||
+         std::is_same_v<Op, SinOp> || std::is_same_v<Op, CosOp> || std::is_same_v<Op, TanhOp> ||
+         std::is_same_v<Op, PowOp>;
+}
+
 }  // namespace veda::detail
