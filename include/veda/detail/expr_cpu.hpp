@@ -135,15 +135,8 @@ std::size_t expr_leaf_map_index(const ExprCall& c, const void* const* bases) {
 
 template <class N, class O, ExprLeafMap Map>
 void expr_unit(const N& node, const void* const* ptr, O* o, std::size_t len) {
-  // Local copies of the node (its scalars) and the leaf pointers: a store
-  // to `o`, or a call the loop makes (sqrt's errno path), could change them
-  // where they are, so the compiler would reload them every element (a
-  // where(...) + sqrt(...) ran 11% slower than the hand loop so).
-  const N local = node;
-  std::array<const void*, N::kLeaves> leaves;
-  std::copy(ptr, ptr + N::kLeaves, leaves.begin());
-  const ExprLeafPtrs<Map, !N::kCallsLibm> p{leaves.data()};
-  for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<O>(local.template eval<0>(p, i));
+  const ExprLeafPtrs<Map, !N::kCallsLibm> p{ptr};
+  for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<O>(node.template eval<0>(p, i));
 }
 
 template <class N, class O>
