@@ -160,11 +160,13 @@ void join_runtime(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b) 
 // this call wakes them with the awake bucket's fastest measured parallel
 // tier. (Not on a prediction alone: one from the serial time split over the
 // threads woke them for memory-bound calls that no thread count speeds up.)
-// Returns whether it woke them on figures it trusts (no trial needed then:
-// the awake bucket's decision stands).
+// Returns whether the awake bucket's figures are trusted and pay: a
+// parallel tier run from here, as a wake-up try or as this bucket's own
+// re-measurement, then needs no trial (follow_trial): the awake bucket's
+// decision stands, and its calls are settled at once.
 bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, std::uint32_t tiers,
                           Choice& c, std::int64_t now) {
-  if (c.tier != Tier::Serial || c.explored || !TypeSlot::for_sleeping_workers(b)) return false;
+  if (!TypeSlot::for_sleeping_workers(b)) return false;
   const double serial_us = b.samples[static_cast<std::size_t>(Tier::Serial)].median_us();
   BucketState& awake = slot.awake_twin(b);
   std::unique_lock lock(awake.mu, std::try_to_lock);  // never wait on another bucket while holding b's
@@ -180,10 +182,12 @@ bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketSt
     const TierBook& book = awake.book_on(t, 0);
     best = {t, us, static_cast<double>(now - book.last_sample_ns) > stale_after_ns(s.count(), book, us)};
   }
+  const bool trusted = best.pays(serial_us) && !best.doubtful;
+  if (c.tier != Tier::Serial || c.explored) return trusted;
   const Tier t = wake_for_awake(b, best, serial_us, now);
   if (t == Tier::Serial) {
     if (best.pays(serial_us)) c.settled = false;  // serial only until the next try
-    return false;
+    return trusted;
   }
   c.tier = t;
   c.settled = false;
@@ -203,7 +207,7 @@ bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketSt
                   tier_name(t), best.us, serial_us);
   }
   c.reason = why;
-  return best.pays(serial_us) && !best.doubtful;
+  return trusted;
 }
 
 // A parallel tier's run with the workers asleep pays their wake-up, and the
@@ -236,11 +240,10 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool may_start) {
   const bool sleeping = TypeSlot::for_sleeping_workers(b);
   const int awake_index = sleeping ? b.index - 1 : b.index;
   Trial& t = t_trial;
-  if (t.left > 0 && t.generation == b.generation && t.slot == &slot && t.awake_index == awake_index) {
-    if (sleeping) {  // the workers are asleep again: the calls come too rarely for a stream
-      t.left = 0;
-      return;
-    }
+  const bool ours = t.left > 0 && t.generation == b.generation && t.slot == &slot && t.awake_index == awake_index;
+  if (ours && sleeping) {
+    t.left = 0;  // asleep again: the calls come too rarely for a stream (this one may begin another trial)
+  } else if (ours) {
     --t.left;
     c.settled = false;
     if (c.tier == t.tier) return;
@@ -279,8 +282,8 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   ctx.all_on_device = d.all_on_device;
   ctx.forced = forced_text(r.forced, obstacle);
   Choice c = choose(std::move(est), &hv, ctx);
-  const bool trusted_wake = wake_if_faster_awake(st, site, slot, b, q.tiers, c, now);
-  follow_trial(slot, b, c, !ctx.deterministic && !trusted_wake);
+  const bool awake_trusted = wake_if_faster_awake(st, site, slot, b, q.tiers, c, now);
+  follow_trial(slot, b, c, !ctx.deterministic && !awake_trusted);
   note_choice(b, c, now, dev);
   auto expl = std::make_shared<Explanation>();
   expl->estimates = std::move(c.estimates);

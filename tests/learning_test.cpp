@@ -808,6 +808,59 @@ TEST_CASE("sleeping workers: a parallel tier tried from their bucket runs a stre
   veda::shutdown();
 }
 
+TEST_CASE("sleeping workers: woken on trusted awake figures, the awake bucket's decision stands; on old ones, a trial") {
+  // A trial's calls re-decide and are timed each (2^16 floats: about 1 us
+  // more a call); where the awake figures are confirmed, recent and faster
+  // there is nothing to learn.
+  for (const bool old : {false, true}) {
+    CAPTURE(old);
+    veda::init(veda::Config::builder().threads(2).profile(trial_profile()).build());
+    veda::Runtime& rt = veda::get_runtime();
+    Site& site = *site_for(&kTag, old ? "wake-on-old-figures" : "wake-on-trusted-figures", OpClass::Map, kCpuTiers, {});
+    const CallDesc d = desc(std::size_t{1} << 16);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));  // asleep after 1 ms idle here
+    Plan first = begin_call(rt, site, d);
+    if (!TypeSlot::for_sleeping_workers(*first.bucket)) {
+      MESSAGE("skipped: the workers of an earlier case were still awake");
+      end_call(rt, first, d, false);
+      veda::shutdown();
+      continue;
+    }
+    BucketState& asleep = *first.bucket;
+    end_call(rt, first, d, true, first.tier == Tier::Serial ? 6'400 : 25'000);
+    BucketState& awake = asleep.slot->awake_twin(asleep);
+    const std::int64_t now = now_ns();
+    auto measured = [&](BucketState& b, Tier t, double us, std::int64_t when) {
+      std::lock_guard lock(b.mu);
+      b.generation = asleep.generation;
+      auto& samples = b.samples[static_cast<std::size_t>(t)];
+      while (samples.count() < TierSamples::kRing) samples.add(static_cast<float>(us), 1 << 16);
+      TierBook& book = b.book_on(t, 0);
+      book.last_sample_ns = when;
+      book.seeded = book.switched_only = false;
+    };
+    measured(asleep, Tier::Serial, 6.4, now);
+    measured(asleep, Tier::TbbStatic, 25, now);
+    measured(asleep, Tier::TbbAuto, 25, now);
+    measured(awake, Tier::Serial, 6.4, now);
+    measured(awake, Tier::TbbAuto, 5.0, now);
+    measured(awake, Tier::TbbStatic, 4.6, old ? now - 2 * kStaleNs : now);
+    asleep.cached[first.mask].store(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    Plan wake = begin_call(rt, site, d);
+    REQUIRE(wake.bucket == &asleep);
+    CHECK(wake.tier == Tier::TbbStatic);
+    end_call(rt, wake, d, true, 25'000);
+    parallel_done(rt);
+    Plan next = begin_call(rt, site, d);
+    REQUIRE(next.bucket == &awake);
+    CHECK(next.tier == Tier::TbbStatic);
+    CHECK(next.sync_for_timing == old);  // a trial's call: not settled, timed
+    end_call(rt, next, d, true, 4'600);
+    veda::shutdown();
+  }
+}
+
 TEST_CASE("calls of a millisecond or more keep one history whether or not the workers slept") {
   // With two, serial runs (after which the workers sleep) landed in the
   // sleeping bucket and parallel ones in the awake one, each right after the
