@@ -182,17 +182,17 @@ bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketSt
     const TierBook& book = awake.book_on(t, 0);
     best = {t, us, static_cast<double>(now - book.last_sample_ns) > stale_after_ns(s.count(), book, us)};
   }
-  const bool trusted = best.pays(serial_us) && !best.doubtful;
+  const bool pays = best.pays(serial_us), trusted = pays && !best.doubtful;
   if (c.tier != Tier::Serial || c.explored) return trusted;
   const Tier t = wake_for_awake(b, best, serial_us, now);
   if (t == Tier::Serial) {
-    if (best.pays(serial_us)) c.settled = false;  // serial only until the next try
+    if (pays) c.settled = false;  // serial only until the next try
     return trusted;
   }
   c.tier = t;
   c.settled = false;
   char why[224];
-  if (best.pays(serial_us)) {
+  if (pays) {
     std::snprintf(why, sizeof why,
                   "waking oneTBB's workers: awake, %s measured %.1f us against serial %.1f us here, and calls that "
                   "come before they sleep again keep them awake",

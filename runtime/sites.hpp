@@ -149,19 +149,13 @@ class TypeSlot {
   ~TypeSlot();
   // Inline: on every call; creating the bucket is the out-of-line part.
   BucketState& bucket(int log2n, int residency, int idle) {
-    auto& cell = buckets_[static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle)];
-    if (BucketState* b = cell.load(std::memory_order_acquire)) return *b;
-    return create_bucket(cell);
+    return bucket_at(static_cast<std::size_t>((log2n * kResidency + residency) * kIdle + idle));
   }
   // Whether `b` is a bucket of sleeping workers (idle is the index's last digit).
   static bool for_sleeping_workers(const BucketState& b) { return b.index % kIdle == 1; }
   // The bucket of the same size and residency with the workers awake
   // (created on first use); `b` is one of this slot's buckets of sleeping workers.
-  BucketState& awake_twin(const BucketState& b) {
-    auto& cell = buckets_[static_cast<std::size_t>(b.index - 1)];
-    if (BucketState* awake = cell.load(std::memory_order_acquire)) return *awake;
-    return create_bucket(cell);
-  }
+  BucketState& awake_twin(const BucketState& b) { return bucket_at(static_cast<std::size_t>(b.index - 1)); }
   // Every bucket created so far, with its index (for persisting history).
   template <class F>
   void for_each_bucket(F&& f) {
@@ -183,6 +177,11 @@ class TypeSlot {
   static_assert(kTierCount < 31);
   std::atomic<std::uint64_t> warm_{0};
   std::array<std::atomic<BucketState*>, kBuckets * kResidency * kIdle> buckets_{};
+  BucketState& bucket_at(std::size_t index) {
+    auto& cell = buckets_[index];
+    if (BucketState* b = cell.load(std::memory_order_acquire)) return *b;
+    return create_bucket(cell);
+  }
   BucketState& create_bucket(std::atomic<BucketState*>& cell);
 };
 
