@@ -1,5 +1,6 @@
 // Timing for contenders that consume their input (sorts, in-place scans):
-// each sample first restores the input (untimed), then times one call.
+// each sample first prepares its input (untimed: restored, or for sorts a
+// fresh permutation), then times one call.
 // Contenders run in rotation, so drift affects them alike.
 #pragma once
 
@@ -15,7 +16,7 @@ namespace bench {
 
 struct Fresh {
   std::string name;
-  std::function<void()> reset;  // restores the input; not timed
+  std::function<void()> reset;  // prepares the input; not timed
   std::function<void()> run;
 };
 
