@@ -2,7 +2,7 @@
 // keys (float; uint32 keys with uint32 values), each tier forced and auto,
 // interleaved in one run, every sample on a permutation of its own: sorting
 // one input again and again lets the branch predictor learn it (1000 floats
-// sorted 3-5x faster, by how much depends on what ran in between).
+// sorted 2-5x faster, by how much depends on what ran in between).
 // regret = veda auto / best veda tier forced. Targets: auto no slower than
 // the faster of std::sort and tbb::parallel_sort by more than 5% from 10^5
 // keys; median regret <= 1.05. Then the cpu+gpu sort's merge on its own
