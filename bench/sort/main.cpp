@@ -94,13 +94,11 @@ Series pairs_table(const Options& opt, std::vector<double>& regrets) {
   Series ser("uint32 keys with uint32 values", "n");
   std::mt19937_64 rng(7);
   for (std::size_t n = 1000; n <= max_n(opt); n *= 10) {
-    std::vector<sort::Pair> input(n), kv(n);
+    std::vector<sort::Pair> input(n);
     for (std::size_t i = 0; i < n; ++i) input[i] = {static_cast<std::uint32_t>(rng()), static_cast<std::uint32_t>(i)};
+    std::vector<sort::Pair> kv = input;
     std::vector<std::uint32_t> k(n), v(n);
-    auto reset_pairs = [&] {
-      std::shuffle(input.begin(), input.end(), rng);
-      std::copy(input.begin(), input.end(), kv.begin());
-    };
+    auto reset_pairs = [&] { std::shuffle(kv.begin(), kv.end(), rng); };
     auto reset_split = [&] {
       std::shuffle(input.begin(), input.end(), rng);
       for (std::size_t i = 0; i < n; ++i) {
