@@ -70,21 +70,6 @@ struct Parts {
   double overhead = 0, transfer = 0, body = 0;
 };
 
-// Whether serial beat the oneTBB tiers because their work is host-memory
-// traffic that more threads barely speed up, not because of their fork-join
-// cost: the fastest TBB tier's body is its memory time, and that is most of
-// the serial body too.
-bool memory_bound(const std::vector<Estimate>& est, const Estimate& serial) {
-  const Estimate* par = nullptr;
-  for (const auto& e : est)
-    if (e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto) && (!par || e.total_us < par->total_us))
-      par = &e;
-  if (!par || par->memory_us <= 0) return false;
-  const double par_body = par->total_us - par->overhead_us - par->transfer_us;
-  const double serial_body = serial.total_us - serial.overhead_us - serial.transfer_us;
-  return par_body <= 1.05 * par->memory_us && par->memory_us >= 0.75 * serial_body && par->overhead_us < 0.5 * par_body;
-}
-
 Estimate make(Tier t, const Parts& parts) {
   Estimate e;
   e.tier = t;
@@ -256,6 +241,7 @@ std::vector<Estimate> estimate(const MachineProfile& p, const CostRequest& r) {
 
 Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceContext& ctx) {
   Choice c;
+  c.why.forced = ctx.forced;
   const bool learn = hist && !ctx.deterministic;
   auto h = [&](Tier t) -> const TierHistory& { return (*hist)[static_cast<std::size_t>(t)]; };
   if (learn)
@@ -274,7 +260,6 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   if (!best) {  // nothing eligible cannot happen for real requests; stay safe
     c.tier = Tier::Serial;
     c.settled = true;
-    c.reason = ctx.forced.empty() ? "no eligible tier" : ctx.forced;
     c.estimates = std::move(est);
     return c;
   }
@@ -340,70 +325,28 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
         explore = &e;
         refresh = true;
       }
-  std::string why;
   if (explore) {
     c.tier = explore->tier;
     c.gpu_fraction = explore->gpu_fraction;
     c.gpu_devices = explore->gpu_devices;
     c.explored = true;
     c.refreshed = refresh;
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.2fx", (refresh ? reach(*explore) : judged(*explore)) /
-                                                    std::max(best->total_us, 1e-9));
-    const char* what = !refresh                                    ? ": unmeasured"
-                       : h(explore->tier).seeded                    ? ": measured only in an earlier run"
-                       : h(explore->tier).switched_only             ? ": measured only right after another tier"
-                       : h(explore->tier).samples < kConfirmSamples ? ": measured too few times to trust"
-                                                                    : ": last measured a while ago";
-    why = std::string(refresh ? "re-measuring " : "exploring ") + tier_name(explore->tier) + what +
-          ", predicted at " + ratio + " of " + tier_name(best->tier) +
-          (refresh ? "" : ", within what the profile may be off by") +
-          (!refresh && judged(*explore) < explore->total_us ? " (its one-off wake-up of oneTBB's workers aside)" : "");
+    const TierHistory& th = h(explore->tier);
+    c.why.kind = refresh ? Reason::Kind::Refresh : Reason::Kind::Explore;
+    c.why.tier = explore->tier;
+    c.why.best = best->tier;
+    c.why.ratio = static_cast<float>((refresh ? reach(*explore) : judged(*explore)) / std::max(best->total_us, 1e-9));
+    c.why.doubt = th.seeded                      ? Reason::Doubt::EarlierRun
+                  : th.switched_only             ? Reason::Doubt::AfterAnother
+                  : th.samples < kConfirmSamples ? Reason::Doubt::FewRuns
+                                                 : Reason::Doubt::Old;
+    c.why.wake_aside = !refresh && judged(*explore) < explore->total_us;
   } else {
     c.settled = !learn || h(best->tier).samples >= kMinSamples;
-    const Device d = tier_device(best->tier);
-    const bool tbb_offered = std::any_of(est.begin(), est.end(), [](const Estimate& e) {
-      return e.eligible && (e.tier == Tier::TbbStatic || e.tier == Tier::TbbAuto);
-    });
-    if (best->tier == Tier::CoExec) {
-      char buf[128];
-      if (best->gpu_devices == 1)
-        std::snprintf(buf, sizeof buf, "CPU and GPU together fastest (%.0f%% of the range on the GPU)",
-                      100.0 * best->gpu_fraction);
-      else if (best->gpu_fraction < 1)
-        std::snprintf(buf, sizeof buf, "CPU and %d GPUs together fastest (%.0f%% of the range on the GPUs)",
-                      best->gpu_devices, 100.0 * best->gpu_fraction);
-      else
-        std::snprintf(buf, sizeof buf, "%d GPUs together fastest (the range split among them)", best->gpu_devices);
-      why = buf;
-    } else if (d == Device::Gpu) {
-      why = ctx.all_on_device ? "data resident on device" : "GPU fastest including transfers";
-      if (best->tier == Tier::CudaStreamed) why += "; streamed in chunks to overlap transfers";
-    } else {
-      if (best->tier == Tier::Serial)
-        why = !tbb_offered              ? "serial (one CPU thread)"
-              : memory_bound(est, *best) ? "memory-bound: more threads add little bandwidth here (per the profile)"
-                                         : "below TBB break-even";
-      else if (best->tier == Tier::TbbStatic || best->tier == Tier::TbbAuto)
-        why = "above TBB break-even";
-      else
-        why = "fastest CPU tier";
-      // The GPU side's story comes from its GPU-only tiers: cpu+gpu's note
-      // ("needs both a CPU and a GPU tier") would hide why the GPU is out.
-      const Estimate* gpu = nullptr;
-      for (const auto& e : est)
-        if (tier_device(e.tier) == Device::Gpu && e.tier != Tier::CoExec &&
-            (!gpu || (e.eligible && !gpu->eligible) || (e.eligible == gpu->eligible && e.total_us < gpu->total_us)))
-          gpu = &e;
-      if (gpu && !gpu->eligible && ctx.forced.empty())
-        why += "; " + gpu->note;
-      else if (gpu && gpu->eligible)
-        why += gpu->transfer_us > 0.5 * gpu->total_us ? "; GPU slower including transfers (transfer-bound)"
-                                                      : "; GPU slower (launch overhead)";
-    }
-    if (best->from_history) why += " (measured)";
+    c.why.kind = Reason::Kind::Fastest;
+    c.why.tier = best->tier;
+    c.why.all_on_device = ctx.all_on_device;
   }
-  c.reason = ctx.forced.empty() ? why : ctx.forced + "; " + why;
   c.estimates = std::move(est);
   return c;
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "runtime/profile.hpp"
+#include "runtime/reason.hpp"
 #include "veda/detail/dispatch.hpp"
 #include "veda/detail/tier.hpp"
 
@@ -149,7 +150,8 @@ struct Choice {
   bool explored = false;
   bool settled = false;        // nothing left to learn: the choice may be cached
   std::vector<Estimate> estimates;
-  std::string reason;
+  Reason why;  // its text: reason_text()
+  std::string reason_text() const { return detail::reason_text(why, estimates); }
 };
 
 struct ChoiceContext {

@@ -63,7 +63,7 @@ Decision decision_of(const CallRecord& l) {
     e = l.bucket->explanation[l.mask];
   }
   if (e) {
-    d.reason = e->reason;
+    d.reason = reason_text(e->why, e->estimates);
     d.explored = l.explored;
     for (const auto& est : e->estimates) {
       Candidate c;

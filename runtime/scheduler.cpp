@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <mutex>
 #include <vector>
 
@@ -191,22 +190,13 @@ bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketSt
   }
   c.tier = t;
   c.settled = false;
-  char why[224];
-  if (pays) {
-    std::snprintf(why, sizeof why,
-                  "waking oneTBB's workers: awake, %s measured %.1f us against serial %.1f us here, and calls that "
-                  "come before they sleep again keep them awake",
-                  tier_name(t), best.us, serial_us);
-  } else {
-    // Its figure is renewed by the trial's runs; until they come, this
-    // stamp keeps the next such try stale_after_ns away.
-    awake.book_on(t, 0).last_sample_ns = now;
-    std::snprintf(why, sizeof why,
-                  "waking oneTBB's workers to re-measure %s awake: its %.1f us against serial %.1f us here is from "
-                  "an earlier run, too few runs or a while ago",
-                  tier_name(t), best.us, serial_us);
-  }
-  c.reason = why;
+  // Its figure is renewed by the trial's runs; until they come, this
+  // stamp keeps the next such try stale_after_ns away.
+  if (!pays) awake.book_on(t, 0).last_sample_ns = now;
+  c.why.kind = pays ? Reason::Kind::Wake : Reason::Kind::WakeRetry;
+  c.why.tier = t;
+  c.why.us = static_cast<float>(best.us);
+  c.why.serial_us = static_cast<float>(serial_us);
   return trusted;
 }
 
@@ -249,8 +239,8 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool may_start) {
     if (c.tier == t.tier) return;
     c.tier = t.tier;
     c.explored = c.refreshed = false;
-    c.reason = std::string("trying ") + tier_name(t.tier) +
-               " in a stream after waking oneTBB's workers (the first runs after a wake-up are slow)";
+    c.why.kind = Reason::Kind::Trial;
+    c.why.tier = t.tier;
     return;
   }
   const bool parallel = c.tier == Tier::TbbStatic || c.tier == Tier::TbbAuto;
@@ -290,7 +280,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   if (tier_device(c.tier) == Device::Gpu)
     for (const Estimate& e : expl->estimates)
       if (e.tier == c.tier) b.gpu_us.store(static_cast<float>(e.total_us), std::memory_order_relaxed);
-  expl->reason = std::move(c.reason);
+  expl->why = std::move(c.why);
   expl->chosen = c.tier;
   expl->explored = c.explored;
   b.explanation[r.mask] = expl;

@@ -25,7 +25,7 @@ enum class FallbackKind : std::uint8_t { None, OutOfMemory, PlacementGpu, Forced
 
 struct Explanation {
   std::vector<Estimate> estimates;
-  std::string reason;
+  Reason why;  // formatted when read: reason_text(why, estimates)
   Tier chosen = Tier::Serial;
   bool explored = false;
 };

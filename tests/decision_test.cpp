@@ -56,7 +56,7 @@ TEST_CASE("tiny maps run serially, below the TBB break-even") {
     for (std::size_t n : {0, 1, 16, 100, 1000}) {
       const Choice c = decide(p, saxpy(n, p.gpu.present));
       CHECK(c.tier == Tier::Serial);
-      CHECK(starts(c.reason, "below TBB break-even"));
+      CHECK(starts(c.reason_text(), "below TBB break-even"));
       CHECK(c.settled);
     }
   }
@@ -69,7 +69,7 @@ TEST_CASE("a large map that more threads cannot speed up says it is memory-bound
     CAPTURE(n);
     const Choice c = decide(p, saxpy(n, false));
     CHECK(c.tier == Tier::Serial);
-    CHECK(starts(c.reason, "memory-bound"));
+    CHECK(starts(c.reason_text(), "memory-bound"));
   }
   // With the bandwidth a second thread does add, the same call goes parallel.
   CHECK(decide(profile("profile_cpu_2core.json"), saxpy(10'000'000, false)).tier != Tier::Serial);
@@ -79,8 +79,8 @@ TEST_CASE("mid sizes run on oneTBB") {
   const auto p = profile("profile_cpu_2core.json");
   const Choice c = decide(p, saxpy(std::size_t{1} << 22, false));
   CHECK(c.tier == Tier::TbbAuto);  // long loops: auto rebalances late workers
-  CHECK(starts(c.reason, "above TBB break-even"));
-  CHECK(has(c.reason, "no usable GPU"));
+  CHECK(starts(c.reason_text(), "above TBB break-even"));
+  CHECK(has(c.reason_text(), "no usable GPU"));
   // A short parallel loop: the static partitioner's cheaper fork-join wins.
   CostRequest short_loop = saxpy(std::size_t{1} << 14, false);
   short_loop.cpu_ns_per_elem = 2.0;
@@ -95,7 +95,7 @@ TEST_CASE("large device-resident data runs on the GPU") {
   ctx.all_on_device = true;
   const Choice c = decide(p, r, ctx);
   CHECK(c.tier == Tier::Cuda);
-  CHECK(c.reason == "data resident on device");
+  CHECK(c.reason_text() == "data resident on device");
 }
 
 TEST_CASE("operands on another device count their copy: data resident elsewhere is not free") {
@@ -121,7 +121,7 @@ TEST_CASE("large host-only but transfer-bound maps stay on the CPU") {
   const auto p = profile("profile_h100.json");
   const Choice c = decide(p, saxpy(std::size_t{1} << 24, true));
   CHECK(tier_device(c.tier) == veda::Device::Cpu);
-  CHECK(has(c.reason, "transfer-bound"));
+  CHECK(has(c.reason_text(), "transfer-bound"));
 }
 
 TEST_CASE("compute-heavy host maps go to the GPU despite transfers") {
@@ -130,7 +130,7 @@ TEST_CASE("compute-heavy host maps go to the GPU despite transfers") {
   r.flops_per_elem = 200;
   const Choice c = decide(p, r);
   CHECK(tier_device(c.tier) == veda::Device::Gpu);
-  CHECK(starts(c.reason, "GPU fastest including transfers"));
+  CHECK(starts(c.reason_text(), "GPU fastest including transfers"));
 }
 
 TEST_CASE("without a usable GPU the GPU tiers are ineligible and say why") {
@@ -144,7 +144,7 @@ TEST_CASE("without a usable GPU the GPU tiers are ineligible and say why") {
       CHECK_FALSE(e.eligible);
       CHECK(e.note == "no usable GPU: no NVIDIA driver");
     }
-  CHECK(has(c.reason, "no usable GPU: no NVIDIA driver"));
+  CHECK(has(c.reason_text(), "no usable GPU: no NVIDIA driver"));
 }
 
 TEST_CASE("forcing rules lead the reason") {
@@ -157,7 +157,7 @@ TEST_CASE("forcing rules lead the reason") {
     ctx.forced = "forced to CPU by config (gpu(false))";
     const Choice c = decide(p, r, ctx);
     CHECK(tier_device(c.tier) == veda::Device::Cpu);
-    CHECK(starts(c.reason, "forced to CPU by config (gpu(false)); above TBB break-even"));
+    CHECK(starts(c.reason_text(), "forced to CPU by config (gpu(false)); above TBB break-even"));
   }
   SUBCASE("forced to GPU") {
     CostRequest r = saxpy(16, true);  // the CPU would win
@@ -167,7 +167,7 @@ TEST_CASE("forcing rules lead the reason") {
     ctx.forced = "forced to GPU by placement option";
     const Choice c = decide(p, r, ctx);
     CHECK(c.tier == Tier::Cuda);
-    CHECK(starts(c.reason, "forced to GPU by placement option"));
+    CHECK(starts(c.reason_text(), "forced to GPU by placement option"));
   }
 }
 
@@ -177,7 +177,7 @@ TEST_CASE("one CPU thread: the TBB tiers are ineligible") {
   r.threads = 1;
   const Choice c = decide(p, r);
   CHECK(c.tier == Tier::Serial);
-  CHECK(starts(c.reason, "serial (one CPU thread)"));
+  CHECK(starts(c.reason_text(), "serial (one CPU thread)"));
 }
 
 TEST_CASE("workers gone idle: the wake-up moves the break-even up") {
@@ -199,7 +199,7 @@ TEST_CASE("history outranks the analytic estimate") {
   h[static_cast<int>(Tier::TbbAuto)] = {4, 3.0, 0};
   const Choice c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::Serial);
-  CHECK(has(c.reason, "(measured)"));
+  CHECK(has(c.reason_text(), "(measured)"));
   CHECK(c.settled);
 }
 
@@ -213,7 +213,7 @@ TEST_CASE("exploration: unmeasured tiers within 30% are tried a bounded number o
   CHECK(c.tier == Tier::TbbStatic);
   CHECK(c.explored);
   CHECK_FALSE(c.settled);
-  CHECK(starts(c.reason, "exploring tbb-static"));
+  CHECK(starts(c.reason_text(), "exploring tbb-static"));
   h[static_cast<int>(Tier::TbbStatic)].explored = kMaxExplore;  // budget spent
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbAuto);
@@ -234,7 +234,7 @@ TEST_CASE("a measured runner-up is re-measured when its history is stale") {
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbStatic);
   CHECK(c.refreshed);
-  CHECK(starts(c.reason, "re-measuring tbb-static"));
+  CHECK(starts(c.reason_text(), "re-measuring tbb-static"));
   h[static_cast<int>(Tier::Serial)] = {4, 2.0, 0};  // measured far behind...
   h[static_cast<int>(Tier::Serial)].stale = true;    // ...so never re-measured
   h[static_cast<int>(Tier::TbbStatic)].stale = false;
@@ -264,10 +264,10 @@ TEST_CASE("one slow run does not keep a tier out: an unconfirmed tier is judged 
   CHECK(c.tier == Tier::TbbAuto);  // not yet stale: the measurement stands
   h[static_cast<int>(Tier::Serial)].stale = true;
   c = decide(p, r, {}, &h);
-  INFO(c.reason);
+  INFO(c.reason_text());
   CHECK(c.tier == Tier::Serial);
   CHECK(c.refreshed);
-  CHECK(starts(c.reason, "re-measuring serial: measured too few times to trust"));
+  CHECK(starts(c.reason_text(), "re-measuring serial: measured too few times to trust"));
   h[static_cast<int>(Tier::Serial)].samples = kConfirmSamples;  // confirmed that slow: left out
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbAuto);
@@ -298,7 +298,27 @@ TEST_CASE("a re-measurement under way goes on before another tier's, so that its
   h[static_cast<int>(Tier::Serial)].refresh = 2;  // serial's re-measurement began
   c = choose(est(), &h, {});
   CHECK(c.tier == Tier::Serial);
-  CHECK(starts(c.reason, "re-measuring serial"));
+  CHECK(starts(c.reason_text(), "re-measuring serial"));
+}
+
+TEST_CASE("a reason is kept as facts and formatted when read") {
+  // The scheduler's own kinds (a wake-up, its re-measurement, a trial),
+  // with the forcing rule leading as it does for the cost model's.
+  Reason r;
+  r.kind = Reason::Kind::Wake;
+  r.tier = Tier::TbbStatic;
+  r.us = 4.6f;
+  r.serial_us = 5.8f;
+  CHECK(starts(reason_text(r, {}), "waking oneTBB's workers: awake, tbb-static measured 4.6 us against serial 5.8 us"));
+  r.kind = Reason::Kind::WakeRetry;
+  CHECK(starts(reason_text(r, {}), "waking oneTBB's workers to re-measure tbb-static awake: its 4.6 us"));
+  r.kind = Reason::Kind::Trial;
+  r.forced = "forced to CPU by ScopedPlacement";
+  CHECK(reason_text(r, {}) ==
+        "forced to CPU by ScopedPlacement; trying tbb-static in a stream after waking oneTBB's workers (the first "
+        "runs after a wake-up are slow)");
+  r.kind = Reason::Kind::NoEligible;
+  CHECK(reason_text(r, {}) == "forced to CPU by ScopedPlacement");
 }
 
 TEST_CASE("a stale runner-up is re-measured further behind when a run of it costs little") {
@@ -318,7 +338,7 @@ TEST_CASE("a stale runner-up is re-measured further behind when a run of it cost
     h[static_cast<int>(Tier::TbbStatic)].correction = 2.5 * best / stat;  // measured 2.5x behind the best
     h[static_cast<int>(Tier::TbbStatic)].stale = true;
     const Choice c = decide(p, r, {}, &h);
-    INFO(c.reason);
+    INFO(c.reason_text());
     // 2^16: 2.5x of a few microseconds is cheap to check again; 2^26: it is not.
     CHECK(c.refreshed == cheap);
     CHECK((c.tier == Tier::TbbStatic) == cheap);
@@ -376,7 +396,7 @@ TEST_CASE("co-execution: chosen when CPU and GPU are comparable, off when one si
   CHECK(c.tier == Tier::CoExec);
   CHECK(c.gpu_fraction > 0.3);
   CHECK(c.gpu_fraction < 0.7);
-  CHECK(starts(c.reason, "CPU and GPU together fastest"));
+  CHECK(starts(c.reason_text(), "CPU and GPU together fastest"));
   r.flops_per_elem = 5000;  // compute-heavy: the GPU alone wins
   c = decide(p, r);
   CHECK(tier_device(c.tier) == veda::Device::Gpu);
@@ -462,7 +482,7 @@ TEST_CASE("a split sort counts the merge of its parts on the host: worth it acro
   CHECK(co3.join_us == doctest::Approx(2 * merge_us));
   CHECK(three.tier == Tier::CoExec);
   CHECK(three.gpu_fraction > 0.9);  // the 16 threads' sort is much slower: a small share
-  CHECK(starts(three.reason, "CPU and 3 GPUs together fastest"));
+  CHECK(starts(three.reason_text(), "CPU and 3 GPUs together fastest"));
 }
 
 TEST_CASE("co-execution over several devices of one kind: each takes an equal share, and the devices alone may split a call") {
@@ -476,7 +496,7 @@ TEST_CASE("co-execution over several devices of one kind: each takes an equal sh
   REQUIRE(two.tier == Tier::CoExec);
   CHECK(two.gpu_devices == 2);
   CHECK(two.gpu_fraction > one.gpu_fraction);  // twice the GPU throughput takes more of the range
-  CHECK(starts(two.reason, "CPU and 2 GPUs together fastest"));
+  CHECK(starts(two.reason_text(), "CPU and 2 GPUs together fastest"));
   auto co_us = [](const Choice& c) {
     return std::find_if(c.estimates.begin(), c.estimates.end(), [](const Estimate& e) { return e.tier == Tier::CoExec; })
         ->total_us;
@@ -491,7 +511,7 @@ TEST_CASE("co-execution over several devices of one kind: each takes an equal sh
   const Choice gpus = decide(p, r);
   REQUIRE(gpus.tier == Tier::CoExec);
   CHECK(gpus.gpu_fraction == 1.0);
-  CHECK(starts(gpus.reason, "2 GPUs together fastest"));
+  CHECK(starts(gpus.reason_text(), "2 GPUs together fastest"));
   ChoiceContext det;
   det.deterministic = true;
   CHECK(decide(p, r, det).tier != Tier::CoExec);  // still off in deterministic mode
