@@ -104,17 +104,27 @@ template <class V, class Op>
 struct Extreme {
   static constexpr TermKind kind = TermKind::Extreme;
   static constexpr bool device_ok = std::is_arithmetic_v<V>;
+  // The running extreme, `has` false before the first value. Not a
+  // std::optional: GCC 12 warns -Wmaybe-uninitialized on its copies once
+  // they are inlined into the reduction (a false positive, seen in a -Wall
+  // build of tests/mpi).
+  struct Acc {
+    V v{};
+    bool has = false;
+    Acc() = default;
+    Acc(V x) : v(x), has(true) {}  // NOLINT: the reduction folds values in as Accs
+  };
   struct Fold {
-    std::optional<V> operator()(const std::optional<V>& a, const std::optional<V>& b) const {
-      if (!a) return b;
-      if (!b) return a;
-      return Op{}(*a, *b);
+    Acc operator()(const Acc& a, const Acc& b) const {
+      if (!a.has) return b;
+      if (!b.has) return a;
+      return Acc(Op{}(a.v, b.v));
     }
   };
   template <class T, class Run>
   std::optional<V> cpu(Runtime& rt, const Plan& p, std::size_t count, bool, const Run& run) const {
-    return reduce_pipeline_cpu<std::optional<V>>(rt, p, rt.config().deterministic(), count, std::optional<V>{},
-                                                 Fold{}, run);
+    const Acc r = reduce_pipeline_cpu<Acc>(rt, p, rt.config().deterministic(), count, Acc{}, Fold{}, run);
+    return r.has ? std::optional<V>(r.v) : std::nullopt;
   }
 #if VEDA_GPU_SITE
   template <class T>
