@@ -104,27 +104,32 @@ template <class V, class Op>
 struct Extreme {
   static constexpr TermKind kind = TermKind::Extreme;
   static constexpr bool device_ok = std::is_arithmetic_v<V>;
-  // The running extreme, `has` false before the first value. Not a
-  // std::optional: GCC 12 warns -Wmaybe-uninitialized on its copies once
-  // they are inlined into the reduction (a false positive, seen in a -Wall
-  // build of tests/mpi).
-  struct Acc {
+  // The running extreme, empty before the first value. For arithmetic
+  // values a plain value and flag with std::optional's interface: GCC 12
+  // warns -Wmaybe-uninitialized on std::optional's copies once they are
+  // inlined into the reduction (a false positive, seen in a -Wall build of
+  // tests/mpi). Other types keep std::optional, which needs no default
+  // constructor.
+  struct Plain {
     V v{};
     bool has = false;
-    Acc() = default;
-    Acc(V x) : v(x), has(true) {}  // NOLINT: the reduction folds values in as Accs
+    Plain() = default;
+    Plain(V x) : v(x), has(true) {}  // NOLINT: the reduction folds values in as accumulators
+    explicit operator bool() const { return has; }
+    const V& operator*() const { return v; }
   };
+  using Acc = std::conditional_t<std::is_arithmetic_v<V>, Plain, std::optional<V>>;
   struct Fold {
     Acc operator()(const Acc& a, const Acc& b) const {
-      if (!a.has) return b;
-      if (!b.has) return a;
-      return Acc(Op{}(a.v, b.v));
+      if (!a) return b;
+      if (!b) return a;
+      return Acc(Op{}(*a, *b));
     }
   };
   template <class T, class Run>
   std::optional<V> cpu(Runtime& rt, const Plan& p, std::size_t count, bool, const Run& run) const {
     const Acc r = reduce_pipeline_cpu<Acc>(rt, p, rt.config().deterministic(), count, Acc{}, Fold{}, run);
-    return r.has ? std::optional<V>(r.v) : std::nullopt;
+    return r ? std::optional<V>(*r) : std::nullopt;
   }
 #if VEDA_GPU_SITE
   template <class T>
