@@ -13,13 +13,26 @@ namespace bench {
 std::string machine_line() {
   std::ostringstream os;
   const veda::GpuStatus g = veda::detect_gpu();
-  std::string model = "unknown CPU";
+  // The brand string alone does not tell machine kinds apart (a cloud VM's
+  // is often "Intel(R) Xeon(R) Processor"): family, model and the widest
+  // vector unit do.
+  std::string model = "unknown CPU", family, number, flags;
   std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos || colon + 2 > line.size()) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1), value = line.substr(colon + 2);
+    if (key == "model name") model = value;
+    else if (key == "cpu family") family = value;
+    else if (key == "model") number = value;
+    else if (key == "flags") flags = " " + value + " ";
+  }
+  if (!family.empty() && !number.empty()) {
+    const char* isa = flags.find(" avx512f ") != std::string::npos ? "AVX-512"
+                      : flags.find(" avx2 ") != std::string::npos  ? "AVX2"
+                                                                    : "no AVX2";
+    model += " (family " + family + " model " + number + ", " + isa + ")";
+  }
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));

@@ -76,7 +76,7 @@ inline double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::string machine_line();  // CPU model, threads, GPU or why none, date
+std::string machine_line();  // CPU model (family, model, AVX level), threads, GPU or why none, date
 
 // Contenders run in rotation, so a runtime whose idle threads keep spinning
 // (libgomp's default, OpenBLAS's after each call) takes the cores from the
