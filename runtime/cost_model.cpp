@@ -302,15 +302,29 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   // An unconfirmed one (few samples, or an earlier run's only) is judged by
   // the better of its measured and analytic times, so that one slow run, or
   // a busy earlier process, cannot keep it out for good.
+  // A tier whose newest runs are much slower than its earlier ones (a burst
+  // of load while it ran: the calls moved to another tier, and it has not
+  // run since) is judged by its earlier runs, so that however slow the
+  // burst made it, it is re-measured; within kProfileDoubt of the best by
+  // its newest runs, which bounds what re-measuring it can cost.
   bool refresh = false;
+  auto slowed = [&](const Estimate& e) {
+    const TierHistory& th = h(e.tier);
+    return th.best_kept > 0 && th.best_kept * kExploreBand < th.correction;
+  };
   auto reach = [&](const Estimate& e) {
     const TierHistory& th = h(e.tier);
     const bool unconfirmed = th.samples < kConfirmSamples || th.seeded || th.switched_only;
-    return unconfirmed && th.correction > 1 ? e.total_us / th.correction : e.total_us;
+    if (unconfirmed) return th.correction > 1 ? e.total_us / th.correction : e.total_us;
+    return slowed(e) ? e.total_us / th.correction * th.best_kept : e.total_us;
   };
   // An earlier run's samples keep a tier out only beyond what a profile may
   // be off by (kProfileDoubt): that run may have been disturbed throughout.
   auto doubt = [&](const Estimate& e) { return h(e.tier).seeded ? kProfileDoubt : cheap(e); };
+  auto within = [&](const Estimate& e) {
+    return reach(e) <= kExploreBand * doubt(e) * best->total_us &&
+           (!slowed(e) || e.total_us <= kExploreBand * kProfileDoubt * best->total_us);
+  };
   // A re-measurement under way goes first: its runs must come back to back,
   // or each would be one right after another tier's, which confirms nothing
   // (two such tiers took turns for good, each run after the other's).
@@ -320,8 +334,8 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   };
   if (learn && !explore)
     for (const auto& e : est)
-      if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) &&
-          reach(e) <= kExploreBand * doubt(e) * best->total_us && (!explore || before(e, *explore))) {
+      if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) && within(e) &&
+          (!explore || before(e, *explore))) {
         explore = &e;
         refresh = true;
       }
@@ -339,6 +353,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     c.why.doubt = th.seeded                      ? Reason::Doubt::EarlierRun
                   : th.switched_only             ? Reason::Doubt::AfterAnother
                   : th.samples < kConfirmSamples ? Reason::Doubt::FewRuns
+                  : slowed(*explore)             ? Reason::Doubt::Slowed
                                                  : Reason::Doubt::Old;
     c.why.wake_aside = !refresh && judged(*explore) < explore->total_us;
   } else {

@@ -114,6 +114,10 @@ struct TierHistory {
   bool seeded = false;        // measured only in an earlier run (stored history): unconfirmed
   bool switched_only = false;  // measured only right after another tier ran (Run::switched): unconfirmed
   int refresh = 0;            // re-measurement runs still to do
+  // The second lowest measured / analytic of all its kept runs: what it
+  // did before its newest runs, which a burst of load may have slowed.
+  // 0 (none) unless confirmed in this run.
+  double best_kept = 0;
 };
 using HistoryView = std::array<TierHistory, kTierCount>;
 
@@ -126,6 +130,11 @@ constexpr int kMinSamples = 1;      // samples before history outranks the model
 // runs right after another tier's, however many.
 constexpr int kConfirmSamples = 3;
 constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
+// Runs per re-measurement of a measured tier: the first comes right after
+// another tier's and is not counted (Run::switched); the other four move
+// the lower median of the newest TierSamples::kRecent (8) alone, so one
+// re-measurement replaces figures a burst of load left.
+constexpr int kRefreshRuns = 5;
 constexpr double kExploreBand = 1.3;
 // A profile may be this far off (measured on a busy machine, or a machine
 // that changed), so an unmeasured tier predicted within kExploreBand x

@@ -13,7 +13,8 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     auto& h = hv[t];
     const auto& s = b.samples_on(e.tier, slot);
     h.samples = s.count();
-    h.correction = s.correction(e.overhead_us, (e.total_us - e.overhead_us) / n);
+    const double a = e.overhead_us, per = (e.total_us - e.overhead_us) / n;
+    h.correction = s.correction(a, per);
     const TierBook& book = b.book_on(e.tier, slot);
     h.explored = book.explored;
     h.seeded = book.seeded;
@@ -21,6 +22,7 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.switched_only = book.switched_only;
     h.stale = h.samples >= kMinSamples && age_ns > stale_after_ns(h.samples, book, e.total_us * h.correction);
     h.refresh = book.refresh;
+    if (h.samples >= kConfirmSamples && !book.seeded && !book.switched_only) h.best_kept = s.low_correction(a, per);
   }
   return hv;
 }
@@ -33,8 +35,8 @@ double stale_after_ns(int samples, const TierBook& book, double measured_us) {
 void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot) {
   TierBook& book = b.book_on(c.tier, slot);
   if (c.refreshed) {
-    // Three runs per refresh; the stamp keeps the next one at least kStaleNs away.
-    book.refresh = book.refresh > 0 ? static_cast<std::uint8_t>(book.refresh - 1) : 2;
+    // kRefreshRuns runs per refresh; the stamp keeps the next one at least kStaleNs away.
+    book.refresh = static_cast<std::uint8_t>(book.refresh > 0 ? book.refresh - 1 : kRefreshRuns - 1);
     book.last_sample_ns = now;
   } else if (c.explored) {
     ++book.explored;

@@ -79,6 +79,7 @@ std::string measuring_text(const Reason& r) {
                      : r.doubt == Reason::Doubt::EarlierRun   ? ": measured only in an earlier run"
                      : r.doubt == Reason::Doubt::AfterAnother ? ": measured only right after another tier"
                      : r.doubt == Reason::Doubt::FewRuns      ? ": measured too few times to trust"
+                     : r.doubt == Reason::Doubt::Slowed       ? ": measured faster before"
                                                               : ": last measured a while ago";
   return std::string(refresh ? "re-measuring " : "exploring ") + tier_name(r.tier) + what + ", predicted at " +
          ratio + " of " + tier_name(r.best) + (refresh ? "" : ", within what the profile may be off by") +

@@ -28,7 +28,7 @@ struct Reason {
     Trial,       // `tier` in a stream after a wake-up
   };
   // Why a re-measured tier's figures are doubtful.
-  enum class Doubt : std::uint8_t { EarlierRun, AfterAnother, FewRuns, Old };
+  enum class Doubt : std::uint8_t { EarlierRun, AfterAnother, FewRuns, Slowed, Old };
   Kind kind = Kind::NoEligible;
   Tier tier = Tier::Serial;
   Tier best = Tier::Serial;  // Explore, Refresh: the tier it is compared with

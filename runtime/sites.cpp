@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "runtime/logging.hpp"
 
@@ -41,6 +43,18 @@ double TierSamples::lower_median(Value value) const {
   auto mid = r.begin() + (k - 1) / 2;
   std::nth_element(r.begin(), mid, r.begin() + k);
   return *mid;
+}
+
+double TierSamples::low_correction(double a, double b) const {
+  if (count_ < 2) return 0;
+  double lo = std::numeric_limits<double>::infinity(), second = lo;
+  for (int j = 0; j < count_; ++j) {
+    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
+    const double r = us_[i] / std::max(a + b * n_[i], 1e-3);
+    if (r < lo) second = std::exchange(lo, r);
+    else if (r < second) second = r;
+  }
+  return std::max(second, 1e-3);
 }
 
 double TierSamples::median_ns_per_elem() const {

@@ -41,6 +41,9 @@ class TierSamples {
   // the analytic line is off now (one outlier cannot move a median).
   static constexpr int kRecent = 8;
   double correction(double a, double b) const;
+  // The second lowest measured / (a + b * n) of all kept samples (0: fewer
+  // than two): how fast the tier ran at its best, one outlier aside.
+  double low_correction(double a, double b) const;
   // Lower median of nanoseconds per element over the newest kRecent samples
   // (0: none). Lower: noise only ever slows a run down.
   double median_ns_per_elem() const;

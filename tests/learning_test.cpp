@@ -436,6 +436,44 @@ TEST_CASE("stored history from a disturbed run does not keep the best tier out: 
   veda::shutdown();
 }
 
+TEST_CASE("a tier disturbed while it ran is re-measured once stale, however slow the disturbance made it, and heals in one re-measurement") {
+  // Calls of milliseconds (every one re-decides and is timed). tbb-auto is
+  // the best (2 ms, serial 2.6 ms) until a burst of load makes its runs take 6 ms:
+  // the calls move to serial, and the load ends. tbb-auto's newest runs
+  // then say 6 ms, beyond the exploration band, but it ran at 2 ms
+  // before: once its figures are stale it is re-measured, and one
+  // re-measurement's runs bring it back.
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "disturbed-runner-up", OpClass::Scan, tier_bit(Tier::Serial) | tier_bit(Tier::TbbAuto), {});
+  CallDesc d = desc(3'000'000);
+  d.elem_bytes = 4;
+  std::int64_t tbb_ns = 2'000'000;
+  auto call = [&] {
+    Plan p = begin_call(rt, site, d);
+    end_call(rt, p, d, true, p.tier == Tier::TbbAuto ? tbb_ns : 2'600'000);
+    return p.tier;
+  };
+  for (int i = 0; i < 12; ++i) call();
+  REQUIRE(call() == Tier::TbbAuto);
+  tbb_ns = 6'000'000;
+  int moved = 0;
+  while (call() == Tier::TbbAuto && moved < 20) ++moved;
+  REQUIRE(moved < 20);  // the load moved the calls to serial
+  tbb_ns = 2'000'000;  // and ends
+  for (int i = 0; i < 4; ++i) CHECK(call() == Tier::Serial);  // not stale yet: no re-measurement
+  std::this_thread::sleep_for(std::chrono::nanoseconds(kStaleNs + 20'000'000));
+  CHECK(call() == Tier::TbbAuto);
+  CHECK(veda::last_decision().reason.find("re-measuring tbb-auto: measured faster before") == 0);
+  for (int i = 1; i < kRefreshRuns; ++i) CHECK(call() == Tier::TbbAuto);  // the rest of the re-measurement
+  for (int i = 0; i < kRefreshRuns; ++i) call();  // serial's figures are as old: re-measured in turn
+  for (int i = 0; i < 6; ++i) {
+    CHECK(call() == Tier::TbbAuto);
+    CHECK_FALSE(veda::last_decision().explored);
+  }
+  veda::shutdown();
+}
+
 TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after kConfirmNs, else after kStaleNs") {
   BucketState b;
   std::vector<Estimate> est(1);

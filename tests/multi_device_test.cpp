@@ -671,7 +671,7 @@ TEST_CASE("exploration and re-measurement are booked per device: a GPU tier expl
   c.tier = Tier::Cuda;
   c.refreshed = true;
   note_choice(b, c, 5000, 2);
-  CHECK(b.book_on(Tier::Cuda, 2).refresh == 2);
+  CHECK(b.book_on(Tier::Cuda, 2).refresh == kRefreshRuns - 1);
   CHECK(b.book_on(Tier::Cuda, 2).last_sample_ns == 5000);
   CHECK(b.book_on(Tier::Cuda, 0).refresh == 0);
   CHECK(b.book_on(Tier::Cuda, 1).last_sample_ns == 0);
