@@ -116,7 +116,7 @@ struct TierHistory {
   int refresh = 0;            // re-measurement runs still to do
   // The second lowest measured / analytic of all its kept runs: what it
   // did before its newest runs, which a burst of load may have slowed.
-  // 0 (none) unless confirmed in this run.
+  // 0 (none) unless confirmed in this run, and stale or being re-measured.
   double best_kept = 0;
 };
 using HistoryView = std::array<TierHistory, kTierCount>;

@@ -22,7 +22,9 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.switched_only = book.switched_only;
     h.stale = h.samples >= kMinSamples && age_ns > stale_after_ns(h.samples, book, e.total_us * h.correction);
     h.refresh = book.refresh;
-    if (h.samples >= kConfirmSamples && !book.seeded && !book.switched_only) h.best_kept = s.low_correction(a, per);
+    // (Read only to re-measure a tier: where it is stale or a re-measurement is under way.)
+    if ((h.stale || h.refresh > 0) && h.samples >= kConfirmSamples && !book.seeded && !book.switched_only)
+      h.best_kept = s.low_correction(a, per);
   }
   return hv;
 }
