@@ -8,7 +8,8 @@
 // with tries spaced further while they do not hold, and re-measures an
 // awake figure that may be wrong (an earlier run's, few runs, or old). A run right after
 // another tier's is compared with back-to-back runs only until its tier has
-// some.
+// some. A runner-up whose newest runs a burst of load slowed is re-measured
+// once stale, however slow they were, and one re-measurement brings it back.
 #include <doctest/doctest.h>
 
 #include <filesystem>
