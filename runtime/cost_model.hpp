@@ -130,8 +130,8 @@ constexpr int kMinSamples = 1;      // samples before history outranks the model
 // runs right after another tier's, however many.
 constexpr int kConfirmSamples = 3;
 constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
-// Runs per re-measurement of a measured tier: the first comes right after
-// another tier's and is not counted (Run::switched); the other four move
+// Runs per re-measurement of a measured tier: on the CPU the first comes
+// right after another tier's and is not counted (Run::switched); the other four move
 // the lower median of the newest TierSamples::kRecent (8) alone, so one
 // re-measurement replaces figures a burst of load left.
 constexpr int kRefreshRuns = 5;

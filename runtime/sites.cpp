@@ -48,12 +48,11 @@ double TierSamples::lower_median(Value value) const {
 double TierSamples::low_correction(double a, double b) const {
   if (count_ < 2) return 0;
   double lo = std::numeric_limits<double>::infinity(), second = lo;
-  for (int j = 0; j < count_; ++j) {
-    const auto i = static_cast<std::size_t>((next_ + kRing - 1 - j) % kRing);
-    const double r = us_[i] / std::max(a + b * n_[i], 1e-3);
+  for_each([&](double us, double n) {
+    const double r = us / std::max(a + b * n, 1e-3);
     if (r < lo) second = std::exchange(lo, r);
     else if (r < second) second = r;
-  }
+  });
   return std::max(second, 1e-3);
 }
 
