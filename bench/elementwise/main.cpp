@@ -2,7 +2,10 @@
 // elements: veda (automatic placement) against a serial loop, raw oneTBB
 // (static and auto partitioner), OpenMP, std::execution::par_unseq and
 // StarPU, interleaved in one run. Ratio = veda / the fastest peer.
-// Targets: median ratio <= 1.05 per workload; veda never the slowest.
+// Targets, per workload: the ratio <= 1.10 at every size from 2^12 and
+// <= 1.25 from 2^8. The noise floor beside them: the peer usually fastest
+// at a size (the serial loop below 2^16, oneTBB static from there) runs a
+// second time in each rotation, and its ratio to its first run is printed.
 #include <omp.h>
 
 #include <algorithm>
@@ -36,7 +39,11 @@ struct Size {
   std::vector<Stats> peers;  // serial, tbb-static, tbb-auto, OpenMP, std::par[, StarPU]
   Stats veda;
   std::string tier;
+  double again = 0;  // the noise floor: the A/A peer's second run / its first
 };
+
+// The A/A peer at 2^e: the serial loop below 2^16, oneTBB static from there.
+constexpr std::size_t aa_peer(int e) { return e < 16 ? 0 : 1; }
 
 // StarPU's CPU workers poll for tasks while idle, which halves the speed of
 // anything else running (measured: a serial loop ran 2x slower while StarPU
@@ -53,21 +60,28 @@ void measure_starpu(Work w, const Options& opt, std::vector<Size>& sizes) {
   starpu::stop();
 }
 
-void run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vector<Series>& series) {
+// What one workload adds to the report: the target row and the noise-floor column.
+struct Outcome {
+  Target target;
+  std::vector<std::string> again;  // per size
+};
+
+Outcome run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vector<Series>& series) {
   std::vector<std::string> peers = {"serial", "tbb-static", "tbb-auto", "OpenMP", "std::par"};
   std::vector<Size> sizes;
   for (int e = 0; e <= (opt.quick ? 22 : 26); e += 2) {
     Workload d(std::size_t{1} << e);
     std::vector<Runner> rs = {serial(w, d), tbb_static(w, d), tbb_auto(w, d), omp(w, d), stdpar(w, d),
-                              veda_runner(w, d)};
+                              aa_peer(e) == 0 ? serial(w, d) : tbb_static(w, d), veda_runner(w, d)};
     for (int i = 0; i < 30; ++i) rs.back()();  // veda learns
     std::vector<int> batch;
     for (auto& r : rs) batch.push_back(calibrate_batch(r, 2e6));
     auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch);
     rs.back()();
     const Stats v = s.back();
-    s.pop_back();
-    sizes.push_back({e, s, v, veda::last_decision().tier});
+    const double again = s[5].median / s[aa_peer(e)].median;
+    s.resize(5);
+    sizes.push_back({e, s, v, veda::last_decision().tier, again});
   }
   if (with_starpu) {
     measure_starpu(w, opt, sizes);
@@ -79,6 +93,8 @@ void run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vect
   Table t(std::string(name_of(w)) + ": median us per call", cols);
   Series ser(name_of(w), "n");
   std::vector<double> ratios;
+  double worst8 = 0, worst12 = 0, aa_lo = 1e300, aa_hi = 0;
+  Outcome out;
   for (const auto& sz : sizes) {
     const double n = std::ldexp(1.0, sz.e);
     for (std::size_t i = 0; i < sz.peers.size(); ++i) ser.add(n, peers[i], Series::Role::Peer, sz.peers[i]);
@@ -88,6 +104,13 @@ void run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vect
       if (sz.peers[i].median < sz.peers[best].median) best = i;
     const double ratio = sz.veda.median / sz.peers[best].median;
     ratios.push_back(ratio);
+    if (sz.e >= 8) {
+      worst8 = std::max(worst8, ratio);
+      aa_lo = std::min(aa_lo, sz.again);
+      aa_hi = std::max(aa_hi, sz.again);
+    }
+    if (sz.e >= 12) worst12 = std::max(worst12, ratio);
+    out.again.push_back(fmt(sz.again, 3));
     std::vector<std::string> row = {"2^" + std::to_string(sz.e)};
     for (const auto& p : sz.peers) row.push_back(fmt(p.median / 1e3, 3));
     row.insert(row.end(), {fmt(sz.veda.median / 1e3, 3) + " (" + fmt(sz.veda.min / 1e3, 3) + "-" +
@@ -98,6 +121,12 @@ void run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vect
   t.print();
   summary.add({name_of(w), fmt(median_of(ratios), 3), fmt(*std::max_element(ratios.begin(), ratios.end()), 3)});
   series.push_back(ser);
+  out.target = {"auto / best peer, " + std::string(name_of(w)) +
+                    ": worst from 2^12 / from 2^8 (the A/A peer against itself from 2^8: " + fmt(aa_lo, 3) + "-" +
+                    fmt(aa_hi, 3) + ")",
+                fmt(worst12, 3) + "x / " + fmt(worst8, 3) + "x", "<= 1.10x / <= 1.25x",
+                worst12 <= 1.10 && worst8 <= 1.25};
+  return out;
 }
 }  // namespace
 
@@ -114,9 +143,21 @@ int main(int argc, char** argv) {
               with_starpu ? "CPU workers, measured in a phase of its own" : ("unavailable: " + why).c_str());
   Table summary("veda / best peer, over sizes", {"workload", "median", "worst"});
   std::vector<Series> series;
-  for (Work w : {Work::Saxpy, Work::ExpSin, Work::Sum}) run(w, opt, with_starpu, summary, series);
+  std::vector<Target> targets;
+  std::vector<std::vector<std::string>> again;
+  for (Work w : {Work::Saxpy, Work::ExpSin, Work::Sum}) {
+    Outcome o = run(w, opt, with_starpu, summary, series);
+    targets.push_back(o.target);
+    again.push_back(o.again);
+  }
   summary.print();
-  write_json(opt.json_path, "elementwise", {}, series);
+  Table noise("noise floor: the A/A peer (serial below 2^16, oneTBB static from there) run twice in each rotation, "
+              "second / first",
+              {"n", "saxpy", "expsin", "sum"});
+  for (std::size_t i = 0; i < again[0].size(); ++i)
+    noise.add({"2^" + std::to_string(2 * i), again[0][i], again[1][i], again[2][i]});
+  noise.print();
+  write_json(opt.json_path, "elementwise", {noise}, series, targets);
   veda::shutdown();
   return 0;
 }

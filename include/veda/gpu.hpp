@@ -201,6 +201,8 @@ class GpuFunction {
     return o;
   }
 
+  static constexpr bool kGpuCapable = VEDA_GPU_SITE && detail::device_callable_v<F>;
+
   template <class R, class... A>
   void run(R* host_out, Array<R>* out_arr, std::size_t n, const A&... a) const {
     detail::CallScope scope;
@@ -208,6 +210,18 @@ class GpuFunction {
     if (opt_.device != -1) detail::check_device_index(rt, opt_.device, opt_.name);
     // Exactly one output: an Array, or host memory (whose pointer may be null when n == 0).
     const bool to_host = out_arr == nullptr;
+    if constexpr (!detail::any_array_v<A...>) {
+      // Host ranges into host memory: a settled call's key holds nothing of
+      // them but their length, so it needs no CallDesc.
+      detail::Plan p;
+      if (to_host && forced_ == detail::Tier::Count &&
+          detail::settled_plan(*site_, detail::settled_key(0, n, 0, opt_.placement, kGpuCapable),
+                               &detail::type_tag<F, R, A...>, n, p)) {
+        detail::map_range(f_, host_out, 0, n, detail::host_accessor(a)...);
+        detail::end_settled_call(p, n, 0, nullptr);
+        return;
+      }
+    }
     detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
     d.forced_tier = forced_;
     detail::Plan p = detail::begin_call(rt, *site_, d);
