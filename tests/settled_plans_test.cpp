@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <span>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -128,6 +130,48 @@ TEST_CASE("a settled serial call takes its plan from the thread's table; results
     for (float v : out) CHECK(v == 6.0f);
     CHECK(veda::last_decision().sizes == std::vector<std::size_t>{n});
   }
+}
+
+// Host ranges into host memory find their plan before any CallDesc is built
+// (gpu.hpp): the same plan for spans as for vectors, for a returning call,
+// and a throwing function's exception still reaches the caller.
+TEST_CASE("settled calls over host ranges: spans, returning calls, and a function that throws") {
+  Fresh rt;
+  const auto checked = veda::gpu(
+      [](float v) {
+        if (v < 0) throw std::domain_error("negative element");
+        return v + 1;
+      },
+      {.name = "settled-checked"});
+  std::vector<float> x(23, 1.0f), out(23, 0.0f);
+  const std::span<const float> in(x);
+  const std::span<float> to(out);
+  int i = 0;
+  for (; i < 2000; ++i) {
+    checked.into(to, in);
+    if (t_settled_last.pending) break;
+    if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  REQUIRE(i < 2000);
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 2.0f; }));
+  int taken = 0;
+  for (int k = 0; k < 8; ++k) {
+    CHECK(checked(x) == std::vector<float>(23, 2.0f));  // returning: the same site, size and plan
+    taken += t_settled_last.pending;
+  }
+  CHECK(taken >= 4);
+  x[11] = -1.0f;
+  CHECK_THROWS_AS(checked.into(to, in), std::domain_error);
+  x[11] = 3.0f;
+  taken = 0;
+  for (int k = 0; k < 8; ++k) {
+    checked.into(to, in);
+    taken += t_settled_last.pending;
+  }
+  CHECK(taken >= 4);  // the runtime and the thread's table are as they were
+  CHECK(out[11] == 4.0f);
+  CHECK(veda::last_decision().sizes == std::vector<std::size_t>{23});
+  CHECK(veda::last_decision().name == "settled-checked");
 }
 
 TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placement changed or the runtime restarted") {
