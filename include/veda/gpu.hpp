@@ -201,6 +201,7 @@ class GpuFunction {
     return o;
   }
 
+  // CallDesc::gpu_capable as describe_map sets it, for the settled key.
   static constexpr bool kGpuCapable = VEDA_GPU_SITE && detail::device_callable_v<F>;
 
   template <class R, class... A>
