@@ -108,7 +108,6 @@ CallDesc describe_map(std::size_t n, bool result_to_host, const GpuOptions& o, c
   // Co-execution splits host ranges into a host result; Arrays stay whole
   // where they live.
   if (arrays || !result_to_host) d.exclude_tiers = tier_bit(Tier::CoExec);
-  d.gpu_capable = VEDA_GPU_SITE && device_callable_v<Key>;
   d.nvcc_site = VEDA_GPU_SITE;
   d.placement = o.placement;
   d.strict = o.strict;
@@ -201,7 +200,7 @@ class GpuFunction {
     return o;
   }
 
-  // CallDesc::gpu_capable as describe_map sets it, for the settled key.
+  // Whether this call site can run f on the GPU (CallDesc::gpu_capable, and the settled key's).
   static constexpr bool kGpuCapable = VEDA_GPU_SITE && detail::device_callable_v<F>;
 
   template <class R, class... A>
@@ -224,6 +223,7 @@ class GpuFunction {
       }
     }
     detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
+    d.gpu_capable = kGpuCapable;
     d.forced_tier = forced_;
     detail::Plan p = detail::begin_call(rt, *site_, d);
 #if VEDA_GPU_SITE
