@@ -297,6 +297,9 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   const double typical_ns = b.samples_on(c.tier, dev).median_us() * 1e3;
   if (typical_ns >= kLongCallNs) b.timed_mask.store(b.kTimeAll, std::memory_order_relaxed);
   const bool long_calls = typical_ns >= kRedecideEachNs;
+  if (!TypeSlot::for_sleeping_workers(b) &&
+      b.samples[static_cast<std::size_t>(Tier::Serial)].median_us() > st.profile().cpu.tbb_idle_us)
+    b.serial_sleeps.store(true, std::memory_order_relaxed);
   b.redecide_mask.store(long_calls  ? 0
                         : confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax)
                                     : BucketState::kRedecideMin,
@@ -452,9 +455,15 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   // Calls of a millisecond or more (re-decided each time) keep one history:
   // a wake-up is noise next to them, and with two, the serial runs (after
   // which the workers sleep) and the parallel ones alternated between them,
-  // each right after the other tier's, so neither was ever confirmed.
-  if (idle && slot.bucket(size_bucket(d.n), residency_of(d), 0).redecide_mask.load(std::memory_order_relaxed) == 0)
-    idle = 0;
+  // each right after the other tier's, so neither was ever confirmed. So do
+  // calls whose serial runs outlast the workers' idle time, for the same
+  // reason: a 2^20-float saxpy (serial 0.46 ms, tbb-static 0.23 ms, asleep
+  // after 0.2 ms) re-measured serial in the awake bucket every other call.
+  if (idle) {
+    const BucketState& awake = slot.bucket(size_bucket(d.n), residency_of(d), 0);
+    if (awake.redecide_mask.load(std::memory_order_relaxed) == 0 || awake.serial_sleeps.load(std::memory_order_relaxed))
+      idle = 0;
+  }
   BucketState& b = slot.bucket(size_bucket(d.n), residency_of(d), idle);
   Plan p;
   p.bucket = &b;

@@ -73,6 +73,7 @@ void BucketState::reset(std::uint64_t gen) {
   wake_last_ns = wake_spacing_ns = 0;
   timed_mask.store(kTimeSome, std::memory_order_relaxed);
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
+  serial_sleeps.store(false, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   for (auto& c : cached) c.store(0, std::memory_order_relaxed);
   gpu_us.store(0, std::memory_order_relaxed);

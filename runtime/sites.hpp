@@ -132,6 +132,11 @@ class BucketState {
   // every call where calls take a millisecond or more (kRedecideEachNs).
   static constexpr std::uint32_t kRedecideMin = 63, kRedecideMax = 4095;
   std::atomic<std::uint32_t> redecide_mask{kRedecideMin};
+  // Set on a bucket of awake workers once its serial runs outlast the time
+  // after which the workers count as asleep (the profile's tbb_idle_us):
+  // each serial call then puts them to sleep itself, so the calls keep one
+  // history (plan_call).
+  std::atomic<bool> serial_sleeps{false};
   void reset(std::uint64_t generation);
 
  private:

@@ -783,11 +783,14 @@ TEST_CASE("sleeping workers: an awake figure that may be wrong is re-measured by
 namespace {
 // serial 6.5 us predicted, a oneTBB tier 15 us awake and 35 us waking the
 // workers, who count as asleep 1 ms after the last parallel work.
-std::string trial_profile() {
-  const std::string path = std::filesystem::temp_directory_path() / "veda-trial-profile.json";
+// `idle_us`: how long the workers stay idle before they count as asleep.
+std::string trial_profile(int idle_us = 1000) {
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("veda-trial-profile-" + std::to_string(idle_us) + ".json");
   std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
     "veda_version":"t","cpu":{"map_ns_per_elem":0.1,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
-    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":1000},"gpu":{"present":false}})";
+    "tbb_static_us":5,"tbb_auto_us":5,"tbb_wake_us":20,"tbb_idle_us":)"
+                      << idle_us << R"(},"gpu":{"present":false}})";
   return path;
 }
 
@@ -925,5 +928,43 @@ TEST_CASE("calls of a millisecond or more keep one history whether or not the wo
   INFO(seq);
   CHECK(std::count(tiers.begin(), tiers.end(), Tier::Serial) <= 6);
   CHECK(std::all_of(tiers.end() - 20, tiers.end(), [](Tier t) { return t == Tier::TbbAuto; }));
+  veda::shutdown();
+}
+
+TEST_CASE("calls whose serial runs outlast the workers' idle time keep one history") {
+  // A serial run longer than the time after which the workers count as
+  // asleep (0.2 ms in this profile) puts them to sleep itself: with two
+  // histories every serial run landed in the awake bucket right after a
+  // parallel one (never confirmed, so re-measured again and again) and the
+  // call after it in the sleeping bucket: a 2^20-float saxpy (serial 0.46 ms,
+  // tbb-static 0.23 ms, idle threshold 0.2 ms) alternated serial and
+  // tbb-static for hundreds of calls.
+  veda::init(veda::Config::builder().threads(2).profile(trial_profile(200)).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "serial-outlasts-idle", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(std::size_t{1} << 20);
+  std::vector<Tier> tiers;
+  bool after_serial = false;
+  for (int i = 0; i < 150; ++i) {
+    Plan p = begin_call(rt, site, d);
+    // True times (that saxpy's): serial 0.46 ms; a parallel tier 0.23-0.25 ms
+    // back to back, 0.27 ms waking the workers after a serial run.
+    const double ms = p.tier == Tier::Serial ? 0.46 : after_serial ? 0.27 : p.tier == Tier::TbbStatic ? 0.23 : 0.25;
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(ms * 1e3)));
+    end_call(rt, p, d, true, static_cast<std::int64_t>(ms * 1e6));
+    if (p.tier != Tier::Serial) parallel_done(rt);
+    after_serial = p.tier == Tier::Serial;
+    tiers.push_back(p.tier);
+  }
+  std::string seq;
+  for (Tier t : tiers) seq += std::string(tier_name(t)) + " ";
+  INFO(seq);
+  // Serial runs: an exploration and a re-measurement's (kRefreshRuns), back
+  // to back; never serial, parallel, serial.
+  CHECK(std::count(tiers.begin(), tiers.end(), Tier::Serial) <= 8);
+  int alternations = 0;
+  for (std::size_t i = 2; i < tiers.size(); ++i)
+    alternations += tiers[i - 2] == Tier::Serial && tiers[i - 1] != Tier::Serial && tiers[i] == Tier::Serial;
+  CHECK(alternations == 0);
   veda::shutdown();
 }

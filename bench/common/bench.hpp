@@ -41,18 +41,20 @@ Stats measure(F&& f, int samples = 15, int batch = 1, int warmup = 2) {
 
 // Times several contenders in rotation (sample k of each before sample k+1
 // of any), so drift in the machine's speed affects them all alike.
-// `before`, when given, runs untimed before each contender's batch (to start
-// every contender from the same cache state, say).
+// `around`, when given, runs untimed as around(c, true) before contender c's
+// batch and around(c, false) after it (to start every contender from the same
+// cache state, or to wake a runtime's workers only for its own batch).
 template <class F>
 std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, const std::vector<int>& batch,
-                                       const std::function<void()>& before = {}) {
+                                       const std::function<void(std::size_t, bool)>& around = {}) {
   std::vector<std::vector<double>> t(fs.size());
   for (int s = 0; s < samples + 1; ++s)
     for (std::size_t c = 0; c < fs.size(); ++c) {
-      if (before) before();
+      if (around) around(c, true);
       const auto t0 = std::chrono::steady_clock::now();
       for (int b = 0; b < batch[c]; ++b) fs[c]();
       const auto t1 = std::chrono::steady_clock::now();
+      if (around) around(c, false);
       if (s > 0) t[c].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / batch[c]);
     }
   std::vector<Stats> out;

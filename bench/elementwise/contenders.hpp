@@ -27,10 +27,24 @@ Runner stdpar(Work w, Workload& d);
 // StarPU: one task per block of partitioned vectors, as its docs show;
 // `parts` 0 means one block per CPU worker. start() once per process; a
 // runner registers and partitions d when made.
+//
+// StarPU's idle CPU workers poll for tasks, which takes the cores from
+// anything else running (a serial loop ran 2x slower beside them); paused
+// (starpu_pause) they sleep. So start() leaves them paused, and a runner is
+// made, run and destroyed only while an Awake is alive: StarPU can then be
+// timed in rotation with the other contenders.
 namespace starpu {
 bool start(std::string& why_not);
 void stop();
 Runner make(Work w, Workload& d, unsigned parts = 0);
+void resume();
+void pause();
+struct Awake {
+  Awake() { resume(); }
+  ~Awake() { pause(); }
+  Awake(const Awake&) = delete;
+  Awake& operator=(const Awake&) = delete;
+};
 }  // namespace starpu
 
 }  // namespace bench::elementwise

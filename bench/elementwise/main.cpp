@@ -1,7 +1,8 @@
 // elementwise: saxpy, an exp/sin map and a float sum over 2^0 ... 2^26
 // elements: veda (automatic placement) against a serial loop, raw oneTBB
 // (static and auto partitioner), OpenMP, std::execution::par_unseq and
-// StarPU, interleaved in one run. Ratio = veda / the fastest peer.
+// StarPU, interleaved in one run (StarPU's polling workers paused but for
+// its own batches). Ratio = veda / the fastest peer.
 // Targets, per workload: the ratio <= 1.10 at every size from 2^12 and
 // <= 1.25 from 2^8. The noise floor beside them: the peer usually fastest
 // at a size (the serial loop below 2^16, oneTBB static from there) runs a
@@ -45,21 +46,6 @@ struct Size {
 // The A/A peer at 2^e: the serial loop below 2^16, oneTBB static from there.
 constexpr std::size_t aa_peer(int e) { return e < 16 ? 0 : 1; }
 
-// StarPU's CPU workers poll for tasks while idle, which halves the speed of
-// anything else running (measured: a serial loop ran 2x slower while StarPU
-// was up). So StarPU is measured in its own phase, started only for it; the
-// other contenders are interleaved with each other.
-void measure_starpu(Work w, const Options& opt, std::vector<Size>& sizes) {
-  std::string why;
-  if (!starpu::start(why)) return;
-  for (auto& sz : sizes) {
-    Workload d(std::size_t{1} << sz.e);
-    Runner r = starpu::make(w, d);
-    sz.peers.push_back(measure(r, opt.quick ? 7 : 15, calibrate_batch(r, 2e6)));
-  }
-  starpu::stop();
-}
-
 // What one workload adds to the report: the target row and the noise-floor column.
 struct Outcome {
   Target target;
@@ -68,24 +54,38 @@ struct Outcome {
 
 Outcome run(Work w, const Options& opt, bool with_starpu, Table& summary, std::vector<Series>& series) {
   std::vector<std::string> peers = {"serial", "tbb-static", "tbb-auto", "OpenMP", "std::par"};
+  if (with_starpu) peers.push_back("StarPU");
+  const std::size_t n_peers = peers.size(), starpu_at = 5, aa_at = n_peers, veda_at = n_peers + 1;
   std::vector<Size> sizes;
   for (int e = 0; e <= (opt.quick ? 22 : 26); e += 2) {
     Workload d(std::size_t{1} << e);
-    std::vector<Runner> rs = {serial(w, d), tbb_static(w, d), tbb_auto(w, d), omp(w, d), stdpar(w, d),
-                              aa_peer(e) == 0 ? serial(w, d) : tbb_static(w, d), veda_runner(w, d)};
-    for (int i = 0; i < 30; ++i) rs.back()();  // veda learns
+    std::vector<Runner> rs = {serial(w, d), tbb_static(w, d), tbb_auto(w, d), omp(w, d), stdpar(w, d)};
+    if (with_starpu) {
+      const starpu::Awake awake;  // StarPU's workers run only for StarPU (contenders.hpp)
+      rs.push_back(starpu::make(w, d));
+    }
+    rs.push_back(aa_peer(e) == 0 ? serial(w, d) : tbb_static(w, d));
+    rs.push_back(veda_runner(w, d));
+    for (int i = 0; i < 30; ++i) rs[veda_at]();  // veda learns
+    const auto around = [&](std::size_t c, bool before) {
+      if (with_starpu && c == starpu_at) before ? starpu::resume() : starpu::pause();
+    };
     std::vector<int> batch;
-    for (auto& r : rs) batch.push_back(calibrate_batch(r, 2e6));
-    auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch);
-    rs.back()();
-    const Stats v = s.back();
-    const double again = s[5].median / s[aa_peer(e)].median;
-    s.resize(5);
+    for (std::size_t c = 0; c < rs.size(); ++c) {
+      around(c, true);
+      batch.push_back(calibrate_batch(rs[c], 2e6));
+      around(c, false);
+    }
+    auto s = measure_interleaved(rs, opt.quick ? 15 : 31, batch, around);
+    rs[veda_at]();
+    const Stats v = s[veda_at];
+    const double again = s[aa_at].median / s[aa_peer(e)].median;
+    s.resize(n_peers);
     sizes.push_back({e, s, v, veda::last_decision().tier, again});
-  }
-  if (with_starpu) {
-    measure_starpu(w, opt, sizes);
-    peers.push_back("StarPU");
+    if (with_starpu) {
+      const starpu::Awake awake;  // StarPU unregisters its data while awake
+      rs.clear();
+    }
   }
   std::vector<std::string> cols = {"n"};
   for (const auto& p : peers) cols.push_back(p + " us");
@@ -136,11 +136,10 @@ int main(int argc, char** argv) {
   std::printf("# elementwise: veda vs serial, oneTBB, OpenMP, std::execution, StarPU\n%s\n", machine_line().c_str());
   veda::init();
   std::string why;
-  const bool with_starpu = starpu::start(why);  // a trial start: is StarPU usable here?
-  if (with_starpu) starpu::stop();
+  const bool with_starpu = starpu::start(why);  // its workers paused but while it runs (contenders.hpp)
   std::printf("OpenMP threads %d (OMP_WAIT_POLICY=%s); StarPU %s\n", omp_get_max_threads(),
               std::getenv("OMP_WAIT_POLICY"),
-              with_starpu ? "CPU workers, measured in a phase of its own" : ("unavailable: " + why).c_str());
+              with_starpu ? "CPU workers, woken only for its own batches" : ("unavailable: " + why).c_str());
   Table summary("veda / best peer, over sizes", {"workload", "median", "worst"});
   std::vector<Series> series;
   std::vector<Target> targets;
@@ -158,6 +157,7 @@ int main(int argc, char** argv) {
     noise.add({"2^" + std::to_string(2 * i), again[0][i], again[1][i], again[2][i]});
   noise.print();
   write_json(opt.json_path, "elementwise", {noise}, series, targets);
+  if (with_starpu) starpu::stop();
   veda::shutdown();
   return 0;
 }

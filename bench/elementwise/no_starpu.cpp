@@ -11,5 +11,7 @@ bool start(std::string& why_not) {
 }
 void stop() {}
 Runner make(Work, Workload&, unsigned) { return {}; }
+void resume() {}
+void pause() {}
 
 }  // namespace bench::elementwise::starpu

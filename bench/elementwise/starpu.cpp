@@ -83,10 +83,17 @@ bool start(std::string& why_not) {
   init_codelet(saxpy_cl, saxpy_cpu, 3, "saxpy");
   init_codelet(expsin_cl, expsin_cpu, 2, "expsin");
   init_codelet(sum_cl, sum_cpu, 1, "sum");
+  starpu_pause();
   return true;
 }
 
-void stop() { starpu_shutdown(); }
+void stop() {
+  starpu_resume();  // StarPU shuts down running workers
+  starpu_shutdown();
+}
+
+void resume() { starpu_resume(); }
+void pause() { starpu_pause(); }
 
 Runner make(Work w, Workload& d, unsigned parts) {
   if (parts == 0) parts = std::max(1u, starpu_cpu_worker_get_count());

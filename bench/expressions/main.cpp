@@ -91,7 +91,8 @@ Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, std::vect
     // cold caches, and a contender given fewer calls per sample (from one
     // slow calibration call) would carry more of that first call's cost.
     const std::vector<int> batch(rs.size(), calibrate_batch(rs[1], 2e6));
-    const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch, scrub_caches);
+    const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch,
+                                          [](std::size_t, bool before) { if (before) scrub_caches(); });
     rs[3]();
     const std::string tier = ex::veda_tier();
     // veda's calls back to back: without the other contenders' oneTBB loops

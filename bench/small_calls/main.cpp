@@ -27,8 +27,7 @@ int main(int argc, char** argv) {
               machine_line().c_str());
   veda::init();
   std::string why;
-  const bool with_starpu = starpu::start(why);  // a trial start
-  if (with_starpu) starpu::stop();
+  const bool with_starpu = starpu::start(why);  // its workers paused but while it runs (contenders.hpp)
   const std::vector<std::size_t> sizes = {100, 1000, 10000};
   struct Row {
     std::vector<Stats> s;  // serial, tbb-static, tbb-auto, veda[, StarPU]
@@ -43,19 +42,15 @@ int main(int argc, char** argv) {
     Row row;
     for (const auto& r : rs) row.s.push_back(measure(r, samples, calls, 1));  // a sample: `calls` calls in a row
     row.tier = veda::last_decision().tier;
-    rows.push_back(row);
-  }
-  // StarPU's idle workers poll: measured in a phase of its own (as in elementwise).
-  if (with_starpu) {
-    starpu::start(why);
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      Workload d(sizes[i]);
+    if (with_starpu) {
+      const starpu::Awake awake;
       const Runner r = starpu::make(Work::Saxpy, d, 1);
       for (int k = 0; k < 100; ++k) r();
-      rows[i].s.push_back(measure(r, samples, calls, 1));
+      row.s.push_back(measure(r, samples, calls, 1));
     }
-    starpu::stop();
+    rows.push_back(row);
   }
+  if (with_starpu) starpu::stop();
   std::vector<std::string> names = {"serial", "tbb-static", "tbb-auto", "veda"};
   if (with_starpu) names.push_back("StarPU task");
   std::vector<std::string> cols = {"n"};
