@@ -15,6 +15,7 @@
 #include <numeric>
 #include <vector>
 
+#include "veda/detail/lanes.hpp"
 #include "veda/reduce.hpp"
 
 namespace {
@@ -70,6 +71,31 @@ TEST_CASE("float sums agree within rounding") {
     for (int rep = 0; rep < 5; ++rep) CHECK(veda::sum(v) == doctest::Approx(exact).epsilon(1e-5));
     std::vector<double> d(v.begin(), v.end());
     CHECK(veda::sum(std::span<const double>(d)) == doctest::Approx(exact).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for bit") {
+  // The same lanes in 16-byte vectors, combined in the same order (layer_norm
+  // sums its rows so). Sums of mixed signs and magnitudes, where order shows.
+  const auto plus = [](auto a, auto b) { return a + b; };
+  for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 257, 4093, 65537}) {
+    CAPTURE(n);
+    std::vector<float> f(n);
+    std::vector<double> d(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      f[i] = static_cast<float>((i * 2654435761u) % 2001) * (i % 2 ? 1e-3f : -1.7f);
+      d[i] = static_cast<double>(f[i]) * 1e5 + 1e-7 * static_cast<double>(i);
+    }
+    for (std::size_t lo : {std::size_t{0}, std::size_t{3}}) {
+      if (lo > n) continue;
+      auto lf = [&](std::size_t i) { return f[i]; };
+      auto ld = [&](std::size_t i) { return d[i]; };
+      CHECK(bits(veda::detail::sum_vectors<float>(lf, lo, n)) ==
+            bits(veda::detail::reduce_lanes(lf, lo, n, 0.0f, plus)));
+      const double vd = veda::detail::sum_vectors<double>(ld, lo, n);
+      const double ref = veda::detail::reduce_lanes(ld, lo, n, 0.0, plus);
+      CHECK(std::memcmp(&vd, &ref, sizeof vd) == 0);
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 // Layer normalisation on the CPU: a row at a time, its mean and its variance
 // (a second pass: no cancellation), then one pass writing the result. Sums
-// are taken in chunks, each in vector lanes (detail/lanes.hpp), the chunks'
+// are taken in chunks, each in vector lanes (detail/lanes.hpp: sum_vectors), the chunks'
 // sums added in double, so a float sum's error grows with the chunk, not
 // the row. Workers take whole rows: a row's bits do not depend on the tier.
 #include "backends/cpu/layer_norm.hpp"
@@ -20,7 +20,7 @@ template <class T, class Load>
 double sum(const Load& load, std::size_t n, std::size_t chunk) {
   double s = 0;
   for (std::size_t c = 0; c < n; c += chunk)
-    s += reduce_lanes<T>(load, c, std::min(n, c + chunk), T(0), [](T a, T b) { return a + b; });
+    s += sum_vectors<T>(load, c, std::min(n, c + chunk));
   return s;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <type_traits>
 
 namespace veda::detail {
@@ -52,6 +53,40 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
     }
   }
   for (; i < hi; ++i) r = op(r, static_cast<Acc>(load(i)));
+  return r;
+}
+
+// The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
+// lanes held in 16-byte vectors (GCC's vector types) and combined in the
+// same order, so the same result bit for bit. How well the compiler
+// vectorises reduce_lanes' loop depends on what it is inlined into: in
+// layer_norm's rows it ran at a third of a hand-written vector loop's speed
+// (768 floats: 0.92-1.08 us, as vectors 0.43 us; GCC 12 -O3, Xeon model
+// 207); in veda::sum it is as fast, and these vectors were slower at 1024.
+template <class T, class Load>
+T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
+  using Vec [[gnu::vector_size(16)]] = T;
+  auto vec = [&load](std::size_t at) {
+    Vec v;
+    for (int j = 0; j < V; ++j) v[j] = static_cast<T>(load(at + static_cast<std::size_t>(j)));
+    return v;
+  };
+  std::size_t i = lo;
+  T r = 0;
+  if (hi - lo >= static_cast<std::size_t>(L)) {
+    Vec lane[NV];
+    for (int k = 0; k < NV; ++k) lane[k] = vec(i + static_cast<std::size_t>(k * V));
+    for (i += L; i + L <= hi; i += L)
+      for (int k = 0; k < NV; ++k) lane[k] += vec(i + static_cast<std::size_t>(k * V));
+    for (int w = NV / 2; w > 0; w /= 2)  // lane j takes in lane j + w * V ...
+      for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
+    T in[V];  // ... then within the first vector, as combine_lanes goes on
+    for (int j = 0; j < V; ++j) in[j] = lane[0][j];
+    r += combine_lanes<V / 2>(in, std::plus<T>{});
+  }
+  for (; i < hi; ++i) r += static_cast<T>(load(i));
   return r;
 }
 
