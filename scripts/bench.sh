@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-cases=(dispatch small_calls elementwise expressions placement par_iter sort scan matmul transpose stencil spmv random seeds memory_pool telemetry)
+cases=(dispatch small_calls elementwise expressions placement par_iter sort scan matmul transpose row_ops stencil spmv random seeds memory_pool telemetry)
 [ -n "$only" ] && IFS=, read -r -a cases <<<"$only"
 dir="$VEDA_ROOT/build"
 veda_install_deps

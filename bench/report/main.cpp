@@ -27,7 +27,7 @@ using nlohmann::json;
 
 // Reporting order; files of other benchmarks follow in name order.
 const std::vector<std::string> kOrder = {"dispatch",  "small_calls", "elementwise", "placement", "par_iter",
-                                         "sort",      "scan",        "matmul",      "transpose", "stencil",
+                                         "sort",      "scan",        "matmul",      "transpose", "row_ops",     "stencil",
                                          "spmv",      "random",      "seeds"};
 
 std::string num(double v, int prec = 3) {

@@ -66,6 +66,11 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
 template <class T, class Load>
 T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+#if defined(__CUDACC__)
+  // nvcc 13 stops with an internal error on GCC's vector types here; the
+  // lane loop gives the same bits (veda's own callers are host-compiled).
+  return reduce_lanes(load, lo, hi, T(0), std::plus<T>{});
+#else
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
   auto vec = [&load](std::size_t at) {
@@ -88,6 +93,7 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   }
   for (; i < hi; ++i) r += static_cast<T>(load(i));
   return r;
+#endif
 }
 
 }  // namespace veda::detail
