@@ -79,15 +79,25 @@ bool plan_for_sleeping_workers() {
   return false;
 }
 
-// Until the call takes the table (its decision has settled; on a loaded
-// machine, after its tiers' timings have been re-measured a few times).
+// Whether `call` takes the table within a bounded number of calls (its
+// decision has settled; on a loaded machine, after its tiers' timings have
+// been re-measured a few times, or after a re-decision's trial woke the
+// workers that a plan made for sleeping ones waits for to sleep again).
+template <class Call>
+bool takes_table(Call&& call) {
+  for (int i = 0; i < 2000; ++i) {
+    call();
+    if (t_settled_last.pending) return true;
+    if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past tbb_idle_us
+  }
+  return false;
+}
+
 void settle(std::size_t n) {
   std::vector<float> out;
-  int i = 0;
-  for (; i < 2000 && run(n, 1, out) == 0; ++i)
-    if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past tbb_idle_us
+  const bool settled = takes_table([&] { run(n, 1, out); });
   INFO("n = ", n, ", last decision: ", veda::last_decision().to_string());
-  REQUIRE(i < 2000);
+  REQUIRE(settled);
 }
 }  // namespace
 
@@ -146,17 +156,6 @@ TEST_CASE("settled calls over host ranges: spans, returning calls, and a functio
   std::vector<float> x(23, 1.0f), out(23, 0.0f);
   const std::span<const float> in(x);
   const std::span<float> to(out);
-  // Whether `call` takes the table within a bounded number of calls (as
-  // settle(): on a loaded machine a plan made for sleeping workers waits
-  // for them to sleep again after a re-decision's trial woke them).
-  auto takes_table = [](auto&& call) {
-    for (int i = 0; i < 2000; ++i) {
-      call();
-      if (t_settled_last.pending) return true;
-      if (i % 32 == 31) std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    }
-    return false;
-  };
   CHECK(takes_table([&] { checked.into(to, in); }));
   CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 2.0f; }));
   CHECK(takes_table([&] { CHECK(checked(x) == std::vector<float>(23, 2.0f)); }));  // returning: the same plan
