@@ -47,8 +47,10 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
     if (hi - lo >= static_cast<std::size_t>(L)) {
       Acc lane[L];
       for (int j = 0; j < L; ++j) lane[j] = static_cast<Acc>(load(i + j));
-      for (i += L; i + L <= hi; i += L)
-        for (int j = 0; j < L; ++j) lane[j] = op(lane[j], static_cast<Acc>(load(i + j)));
+      const std::size_t blocks = (hi - lo) / L;
+      for (std::size_t b = 1; b < blocks; ++b)
+        for (int j = 0; j < L; ++j) lane[j] = op(lane[j], static_cast<Acc>(load(lo + b * L + j)));
+      i = lo + blocks * L;
       r = op(r, combine_lanes<L / 2>(lane, op));
     }
   }
@@ -83,8 +85,10 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   if (hi - lo >= static_cast<std::size_t>(L)) {
     Vec lane[NV];
     for (int k = 0; k < NV; ++k) lane[k] = vec(i + static_cast<std::size_t>(k * V));
-    for (i += L; i + L <= hi; i += L)
-      for (int k = 0; k < NV; ++k) lane[k] += vec(i + static_cast<std::size_t>(k * V));
+    const std::size_t blocks = (hi - lo) / L;
+    for (std::size_t b = 1; b < blocks; ++b)
+      for (int k = 0; k < NV; ++k) lane[k] += vec(lo + b * L + static_cast<std::size_t>(k * V));
+    i = lo + blocks * L;
     for (int w = NV / 2; w > 0; w /= 2)  // lane j takes in lane j + w * V ...
       for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
     T in[V];  // ... then within the first vector, as combine_lanes goes on
