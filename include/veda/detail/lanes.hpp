@@ -14,6 +14,8 @@
 #include <functional>
 #include <type_traits>
 
+#include "veda/detail/reduce_kind.hpp"
+
 namespace veda::detail {
 
 template <class Acc>
@@ -33,13 +35,15 @@ Acc combine_lanes(Acc (&lane)[L], const Op& op) {
   }
 }
 
-// op over load(i) for i in [lo, hi), starting from identity. The lanes start
-// from the first L elements and the identity joins once at the end, which
-// gives the same result (op(identity, x) == x): with the identity in every
-// lane, GCC -O3 -march=native (AVX2) vectorised the loop across blocks
-// instead, with permutes, 1.4x slower on a float sum of 4096.
+// op over load(i) for i in [lo, hi), starting from identity, in lanes of
+// Acc. The lanes start from the first L elements and the identity joins once
+// at the end, which gives the same result (op(identity, x) == x): with the
+// identity in every lane, GCC -O3 -march=native (AVX2) vectorised the loop
+// across blocks instead, with permutes, 1.4x slower on a float sum of 4096.
+// The block loop counts blocks: `i + L <= hi` kept an index beside the
+// pointer (12 uops a block of a float sum, 1.25x a hand-written loop's 10).
 template <class Acc, class Load, class Op>
-Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
+Acc fold_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
   std::size_t i = lo;
   Acc r = identity;
   if constexpr (std::is_default_constructible_v<Acc>) {
@@ -58,20 +62,19 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
   return r;
 }
 
-// The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
+// The float or double sum of load(i) over [lo, hi): fold_lanes with +, its
 // lanes held in 16-byte vectors (GCC's vector types) and combined in the
-// same order, so the same result bit for bit. How well the compiler
-// vectorises reduce_lanes' loop depends on what it is inlined into: in
-// layer_norm's rows it ran at a third of a hand-written vector loop's speed
-// (768 floats: 0.92-1.08 us, as vectors 0.43 us; GCC 12 -O3, Xeon model
-// 207); in veda::sum the lane loop measured as fast, so it keeps it.
+// same order, so the same result bit for bit. GCC vectorises fold_lanes'
+// loop or not depending on what it is inlined into: layer_norm's rows ran
+// at a third of this loop's speed (768 floats: 0.92-1.08 us against 0.43
+// us), and a pipeline's map -> sum of doubles stayed scalar (GCC 12 -O3).
 template <class T, class Load>
 T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
 #if defined(__CUDACC__)
   // nvcc 13 stops with an internal error on GCC's vector types here; the
   // lane loop gives the same bits (veda's own callers are host-compiled).
-  return reduce_lanes(load, lo, hi, T(0), std::plus<T>{});
+  return fold_lanes(load, lo, hi, T(0), std::plus<T>{});
 #else
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
@@ -83,10 +86,9 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   std::size_t i = lo;
   T r = 0;
   if (hi - lo >= static_cast<std::size_t>(L)) {
-    Vec lane[NV];
-    for (int k = 0; k < NV; ++k) lane[k] = vec(i + static_cast<std::size_t>(k * V));
+    Vec lane[NV] = {};  // 0 + x is x, bit for bit, but for x = -0
     const std::size_t blocks = (hi - lo) / L;
-    for (std::size_t b = 1; b < blocks; ++b)
+    for (std::size_t b = 0; b < blocks; ++b)
       for (int k = 0; k < NV; ++k) lane[k] += vec(lo + b * L + static_cast<std::size_t>(k * V));
     i = lo + blocks * L;
     for (int w = NV / 2; w > 0; w /= 2)  // lane j takes in lane j + w * V ...
@@ -98,6 +100,21 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   for (; i < hi; ++i) r += static_cast<T>(load(i));
   return r;
 #endif
+}
+
+// An operator that adds: std::plus or the built-in sum's PlusOp.
+template <class Op, class T>
+inline constexpr bool is_plus_v =
+    std::is_same_v<Op, std::plus<T>> || std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, PlusOp>;
+
+// op over load(i) for i in [lo, hi), starting from identity: a float or
+// double sum in vectors, anything else in fold_lanes' lanes. Same result.
+template <class Acc, class Load, class Op>
+Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
+  if constexpr ((std::is_same_v<Acc, float> || std::is_same_v<Acc, double>) && is_plus_v<Op, Acc>)
+    return identity + sum_vectors<Acc>(load, lo, hi);
+  else
+    return fold_lanes(load, lo, hi, identity, op);
 }
 
 }  // namespace veda::detail

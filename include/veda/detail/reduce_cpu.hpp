@@ -22,13 +22,7 @@ template <class Acc, class Load, class Op>
 Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& load, std::size_t n,
                    const Acc& identity, const Op& op) {
   return reduce_ranges(rt, p, deterministic, n, identity,
-                       [&](std::size_t lo, std::size_t hi) {
-                         if constexpr ((std::is_same_v<Acc, float> || std::is_same_v<Acc, double>) &&
-                                       (std::is_same_v<Op, std::plus<Acc>> || std::is_same_v<Op, std::plus<>>))
-                           return identity + sum_vectors<Acc>(load, lo, hi);
-                         else
-                           return reduce_lanes(load, lo, hi, identity, op);
-                       }, op);
+                       [&](std::size_t lo, std::size_t hi) { return reduce_lanes(load, lo, hi, identity, op); }, op);
 }
 
 }  // namespace veda::detail
