@@ -79,8 +79,6 @@ TEST_CASE("detail::sum_vectors gives fold_lanes' float and double sums bit for b
   // The same lanes in 16-byte vectors, combined in the same order
   // (reduce_lanes sums floats and doubles so, with std::plus or the built-in
   // sum's operator). Sums of mixed signs and magnitudes, where order shows.
-  // (Under nvcc, which compiles this file in the CUDA configuration,
-  // sum_vectors is the lane loop itself; the host-compiled one tests it.)
   const auto plus = [](auto a, auto b) { return a + b; };
   for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 257, 4093, 65537}) {
     CAPTURE(n);

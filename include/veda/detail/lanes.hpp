@@ -71,16 +71,15 @@ Acc fold_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& iden
 template <class T, class Load>
 T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
-#if defined(__CUDACC__)
-  // nvcc 13 stops with an internal error on GCC's vector types here; the
-  // lane loop gives the same bits (veda's own callers are host-compiled).
-  return fold_lanes(load, lo, hi, T(0), std::plus<T>{});
-#else
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
+  // No subscripts of a vector: nvcc 13's front end, which re-emits host code
+  // for the host compiler, stops on them ("unsupported expression kind").
   auto vec = [&load](std::size_t at) {
+    T e[V];
+    for (int j = 0; j < V; ++j) e[j] = static_cast<T>(load(at + static_cast<std::size_t>(j)));
     Vec v;
-    for (int j = 0; j < V; ++j) v[j] = static_cast<T>(load(at + static_cast<std::size_t>(j)));
+    __builtin_memcpy(&v, e, sizeof v);
     return v;
   };
   std::size_t i = lo;
@@ -94,12 +93,11 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
     for (int w = NV / 2; w > 0; w /= 2)  // lane j takes in lane j + w * V ...
       for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
     T in[V];  // ... then within the first vector, as combine_lanes goes on
-    for (int j = 0; j < V; ++j) in[j] = lane[0][j];
+    __builtin_memcpy(in, &lane[0], sizeof in);
     r += combine_lanes<V / 2>(in, std::plus<T>{});
   }
   for (; i < hi; ++i) r += static_cast<T>(load(i));
   return r;
-#endif
 }
 
 // An operator that adds: std::plus or the built-in sum's PlusOp.
