@@ -43,7 +43,7 @@ Acc combine_lanes(Acc (&lane)[L], const Op& op) {
 // The block loop counts blocks: `i + L <= hi` kept an index beside the
 // pointer (12 uops a block of a float sum, 1.25x a hand-written loop's 10).
 template <class Acc, class Load, class Op>
-Acc fold_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
+Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
   std::size_t i = lo;
   Acc r = identity;
   if constexpr (std::is_default_constructible_v<Acc>) {
@@ -62,33 +62,36 @@ Acc fold_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& iden
   return r;
 }
 
-// The float or double sum of load(i) over [lo, hi): fold_lanes with +, its
+// The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
 // lanes held in 16-byte vectors (GCC's vector types) and combined in the
-// same order, so the same result bit for bit. GCC vectorises fold_lanes'
-// loop or not depending on what it is inlined into: layer_norm's rows ran
-// at a third of this loop's speed (768 floats: 0.92-1.08 us against 0.43
-// us), and a pipeline's map -> sum of doubles stayed scalar (GCC 12 -O3).
+// same order, so the same result bit for bit. How GCC 12 compiles
+// reduce_lanes depends on what it is inlined into: in layer_norm's rows at a
+// third of this loop's speed (768 floats: 0.92-1.08 us against 0.43 us), in
+// veda::sum 1.1-1.3x it at 2^12 floats. For loads that compute (a
+// pipeline's stages) neither wins everywhere: a map -> sum of doubles was
+// scalar in reduce_lanes, a map -> filter -> map -> sum of floats 1.4-2.6x
+// slower here; pipelines keep reduce_lanes.
 template <class T, class Load>
 T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
-  // No subscripts of a vector: nvcc 13's front end, which re-emits host code
-  // for the host compiler, stops on them ("unsupported expression kind").
-  auto vec = [&load](std::size_t at) {
-    T e[V];
-    for (int j = 0; j < V; ++j) e[j] = static_cast<T>(load(at + static_cast<std::size_t>(j)));
-    Vec v;
-    __builtin_memcpy(&v, e, sizeof v);
-    return v;
-  };
+  // A block's L terms are taken as an array, as reduce_lanes takes them, so
+  // the compiler can vectorise computing them (a pipeline's maps); then
+  // they are copied into vectors. No subscripts of a vector: nvcc 13's front
+  // end, which re-emits host code for the host compiler, stops on them.
   std::size_t i = lo;
   T r = 0;
   if (hi - lo >= static_cast<std::size_t>(L)) {
     Vec lane[NV] = {};  // 0 + x is x, bit for bit, but for x = -0
     const std::size_t blocks = (hi - lo) / L;
-    for (std::size_t b = 0; b < blocks; ++b)
-      for (int k = 0; k < NV; ++k) lane[k] += vec(lo + b * L + static_cast<std::size_t>(k * V));
+    for (std::size_t b = 0; b < blocks; ++b) {
+      T e[L];
+      for (int j = 0; j < L; ++j) e[j] = static_cast<T>(load(lo + b * L + static_cast<std::size_t>(j)));
+      Vec v[NV];
+      __builtin_memcpy(v, e, sizeof v);
+      for (int k = 0; k < NV; ++k) lane[k] += v[k];
+    }
     i = lo + blocks * L;
     for (int w = NV / 2; w > 0; w /= 2)  // lane j takes in lane j + w * V ...
       for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
@@ -104,15 +107,5 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
 template <class Op, class T>
 inline constexpr bool is_plus_v =
     std::is_same_v<Op, std::plus<T>> || std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, PlusOp>;
-
-// op over load(i) for i in [lo, hi), starting from identity: a float or
-// double sum in vectors, anything else in fold_lanes' lanes. Same result.
-template <class Acc, class Load, class Op>
-Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& identity, const Op& op) {
-  if constexpr ((std::is_same_v<Acc, float> || std::is_same_v<Acc, double>) && is_plus_v<Op, Acc>)
-    return identity + sum_vectors<Acc>(load, lo, hi);
-  else
-    return fold_lanes(load, lo, hi, identity, op);
-}
 
 }  // namespace veda::detail

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "veda/detail/cpu_loop.hpp"
 #include "veda/detail/lanes.hpp"
@@ -22,7 +23,13 @@ template <class Acc, class Load, class Op>
 Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& load, std::size_t n,
                    const Acc& identity, const Op& op) {
   return reduce_ranges(rt, p, deterministic, n, identity,
-                       [&](std::size_t lo, std::size_t hi) { return reduce_lanes(load, lo, hi, identity, op); }, op);
+                       [&](std::size_t lo, std::size_t hi) {
+                         if constexpr ((std::is_same_v<Acc, float> || std::is_same_v<Acc, double>) &&
+                                       is_plus_v<Op, Acc>)
+                           return identity + sum_vectors<Acc>(load, lo, hi);  // the same bits
+                         else
+                           return reduce_lanes(load, lo, hi, identity, op);
+                       }, op);
 }
 
 }  // namespace veda::detail
