@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <vector>
 
@@ -35,7 +34,7 @@ T chunk_max(const T* x, std::size_t lo, std::size_t hi) {
 template <class T>
 T chunk_exp(const T* x, T* y, std::size_t lo, std::size_t hi, T m) {
   for (std::size_t i = lo; i < hi; ++i) y[i] = std::exp(x[i] - m);
-  return reduce_lanes<T>([y](std::size_t i) { return y[i]; }, lo, hi, T(0), std::plus<T>{});  // in vectors
+  return reduce_lanes<T>([y](std::size_t i) { return y[i]; }, lo, hi, T(0), [](T a, T b) { return a + b; });
 }
 // The last pass, from the slice's max m and sum s.
 template <class T>
