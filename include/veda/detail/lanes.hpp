@@ -77,8 +77,8 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
   // A block's L terms are taken as an array, as reduce_lanes takes them, so
-  // the compiler can vectorise computing them (a pipeline's maps); then
-  // they are copied into vectors. No subscripts of a vector: nvcc 13's front
+  // the compiler can vectorise computing them; then they are copied into
+  // vectors. No subscripts of a vector: nvcc 13's front
   // end, which re-emits host code for the host compiler, stops on them.
   std::size_t i = lo;
   T r = 0;
