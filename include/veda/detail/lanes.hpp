@@ -62,9 +62,10 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
   return r;
 }
 
-// The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
-// lanes held in 16-byte vectors (GCC's vector types) and combined in the
-// same order, so the same result bit for bit. How GCC 12 compiles
+// init + the float or double sum of load(i) over [lo, hi): reduce_lanes with
+// + and init as its identity, its lanes held in 16-byte vectors (GCC's
+// vector types) and combined in the same order, so the same result bit for
+// bit. How GCC 12 compiles
 // reduce_lanes depends on what it is inlined into: in layer_norm's rows at a
 // third of this loop's speed (768 floats: 0.92-1.08 us against 0.43 us), in
 // veda::sum 1.1-1.3x it at 2^12 floats. For loads that compute (a
@@ -72,7 +73,7 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
 // scalar in reduce_lanes, a map -> filter -> map -> sum of floats 1.4-2.6x
 // slower here; pipelines keep reduce_lanes.
 template <class T, class Load>
-T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
+T sum_vectors(const Load& load, std::size_t lo, std::size_t hi, T init = 0) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
@@ -81,7 +82,7 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   // vectors. No subscripts of a vector: nvcc 13's front
   // end, which re-emits host code for the host compiler, stops on them.
   std::size_t i = lo;
-  T r = 0;
+  T r = init;  // first, as reduce_lanes' identity: one add fewer after the call
   if (hi - lo >= static_cast<std::size_t>(L)) {
     Vec lane[NV] = {};  // 0 + x is x, bit for bit, but for x = -0
     const std::size_t blocks = (hi - lo) / L;
@@ -103,9 +104,11 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   return r;
 }
 
-// An operator that adds: std::plus or the built-in sum's PlusOp.
+// A float or double reduction whose operator adds (std::plus or the built-in
+// sum's PlusOp): one sum_vectors computes.
 template <class Op, class T>
-inline constexpr bool is_plus_v =
-    std::is_same_v<Op, std::plus<T>> || std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, PlusOp>;
+inline constexpr bool is_vector_sum_v =
+    (std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+    (std::is_same_v<Op, std::plus<T>> || std::is_same_v<Op, std::plus<>> || std::is_same_v<Op, PlusOp>);
 
 }  // namespace veda::detail

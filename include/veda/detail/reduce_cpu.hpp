@@ -24,9 +24,8 @@ Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& l
                    const Acc& identity, const Op& op) {
   return reduce_ranges(rt, p, deterministic, n, identity,
                        [&](std::size_t lo, std::size_t hi) {
-                         if constexpr ((std::is_same_v<Acc, float> || std::is_same_v<Acc, double>) &&
-                                       is_plus_v<Op, Acc>)
-                           return identity + sum_vectors<Acc>(load, lo, hi);  // the same bits
+                         if constexpr (is_vector_sum_v<Op, Acc>)
+                           return sum_vectors<Acc>(load, lo, hi, identity);  // the same bits
                          else
                            return reduce_lanes(load, lo, hi, identity, op);
                        }, op);
