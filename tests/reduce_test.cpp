@@ -91,13 +91,11 @@ TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for
       if (lo > n) continue;
       auto lf = [&](std::size_t i) { return f[i]; };
       auto ld = [&](std::size_t i) { return d[i]; };
-      for (double init : {0.0, 0.5, -3.25e3}) {  // the identity joins first, as in reduce_lanes
-        CHECK(bits(veda::detail::sum_vectors<float>(lf, lo, n, static_cast<float>(init))) ==
-              bits(veda::detail::reduce_lanes(lf, lo, n, static_cast<float>(init), plus)));
-        const double vd = veda::detail::sum_vectors<double>(ld, lo, n, init);
-        const double ref = veda::detail::reduce_lanes(ld, lo, n, init, plus);
-        CHECK(std::memcmp(&vd, &ref, sizeof vd) == 0);
-      }
+      CHECK(bits(veda::detail::sum_vectors<float>(lf, lo, n)) ==
+            bits(veda::detail::reduce_lanes(lf, lo, n, 0.0f, plus)));
+      const double vd = veda::detail::sum_vectors<double>(ld, lo, n);
+      const double ref = veda::detail::reduce_lanes(ld, lo, n, 0.0, plus);
+      CHECK(std::memcmp(&vd, &ref, sizeof vd) == 0);
     }
   }
 }

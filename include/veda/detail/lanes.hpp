@@ -62,10 +62,9 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
   return r;
 }
 
-// init + the float or double sum of load(i) over [lo, hi): reduce_lanes with
-// + and init as its identity, its lanes held in 16-byte vectors (GCC's
-// vector types) and combined in the same order, so the same result bit for
-// bit. How GCC 12 compiles
+// The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
+// lanes held in 16-byte vectors (GCC's vector types) and combined in the
+// same order, so the same result bit for bit. How GCC 12 compiles
 // reduce_lanes depends on what it is inlined into: in layer_norm's rows at a
 // third of this loop's speed (768 floats: 0.92-1.08 us against 0.43 us), in
 // veda::sum 1.1-1.3x it at 2^12 floats. For loads that compute (a
@@ -73,7 +72,7 @@ Acc reduce_lanes(const Load& load, std::size_t lo, std::size_t hi, const Acc& id
 // scalar in reduce_lanes, a map -> filter -> map -> sum of floats 1.4-2.6x
 // slower here; pipelines keep reduce_lanes.
 template <class T, class Load>
-T sum_vectors(const Load& load, std::size_t lo, std::size_t hi, T init = 0) {
+T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   using Vec [[gnu::vector_size(16)]] = T;
@@ -82,7 +81,7 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi, T init = 0) {
   // vectors. No subscripts of a vector: nvcc 13's front
   // end, which re-emits host code for the host compiler, stops on them.
   std::size_t i = lo;
-  T r = init;  // first, as reduce_lanes' identity: one add fewer after the call
+  T r = 0;
   if (hi - lo >= static_cast<std::size_t>(L)) {
     Vec lane[NV] = {};  // 0 + x is x, bit for bit, but for x = -0
     const std::size_t blocks = (hi - lo) / L;

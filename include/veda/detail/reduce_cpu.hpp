@@ -25,7 +25,7 @@ Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& l
   return reduce_ranges(rt, p, deterministic, n, identity,
                        [&](std::size_t lo, std::size_t hi) {
                          if constexpr (is_vector_sum_v<Op, Acc>)
-                           return sum_vectors<Acc>(load, lo, hi, identity);  // the same bits
+                           return identity + sum_vectors<Acc>(load, lo, hi);  // the same bits
                          else
                            return reduce_lanes(load, lo, hi, identity, op);
                        }, op);
