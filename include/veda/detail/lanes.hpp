@@ -78,8 +78,8 @@ T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   using Vec [[gnu::vector_size(16)]] = T;
   // A block's L terms are taken as an array, as reduce_lanes takes them, so
   // the compiler can vectorise computing them; then they are copied into
-  // vectors. No subscripts of a vector: nvcc 13's front
-  // end, which re-emits host code for the host compiler, stops on them.
+  // vectors. No subscripts of a vector: nvcc 13's front end, which re-emits
+  // host code for the host compiler, stops on them.
   std::size_t i = lo;
   T r = 0;
   if (hi - lo >= static_cast<std::size_t>(L)) {

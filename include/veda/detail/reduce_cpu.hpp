@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstddef>
-#include <type_traits>
 
 #include "veda/detail/cpu_loop.hpp"
 #include "veda/detail/lanes.hpp"
