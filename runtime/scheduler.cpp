@@ -432,6 +432,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
   e.bucket = &b;
   e.epoch = epoch;
   e.mask = r.mask;
+  e.deterministic = st.config.deterministic();
   e.timed_mask = static_cast<std::uint8_t>(b.timed_mask.load(std::memory_order_relaxed));
 }
 

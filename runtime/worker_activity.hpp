@@ -24,6 +24,7 @@ class ActivityListener {
 
 class WorkerActivity {
  public:
+  WorkerActivity() noexcept { asleep_.store(false, std::memory_order_relaxed); }
   // Nanoseconds the workers have been idle: 0 while one is in the arena,
   // else since the last parallel activity (large if never).
   std::int64_t idle_ns(std::int64_t now) const noexcept;
@@ -34,6 +35,8 @@ class WorkerActivity {
   // The kept answer alone (inline: a settled serial call asks only this).
   bool known_asleep() const noexcept { return asleep_.load(std::memory_order_relaxed); }
   // The flag itself, for the thread's settled plans (cleared by any work).
+  // It lives for the process: a settled call reads it without keeping the
+  // runtime alive (settled_plans.hpp); one runtime runs at a time.
   const std::atomic<bool>& asleep_flag() const noexcept { return asleep_; }
   void note_parallel_end() noexcept;
 
@@ -55,7 +58,7 @@ class WorkerActivity {
  private:
   std::atomic<std::int64_t> last_parallel_end_ns_{0};
   std::atomic<int> workers_inside_{0};
-  std::atomic<bool> asleep_{false};
+  static inline std::atomic<bool> asleep_{false};
   std::atomic<ActivityListener*> listener_{nullptr};
 };
 

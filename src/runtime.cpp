@@ -53,6 +53,7 @@
 #include "runtime/runtime_state.hpp"
 #include "runtime/telemetry.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/settled_plans.hpp"
 #include "veda/error.hpp"
 
 namespace veda {
@@ -526,7 +527,7 @@ void synchronize() {
 void shutdown() {
   // A user function's thread (the caller's or a worker's): waiting here for
   // the calls in flight would wait for itself.
-  if (detail::t_call_depth > 0 || detail::on_cpu_worker())
+  if (detail::t_call_depth > 0 || detail::t_settled_depth > 0 || detail::on_cpu_worker())
     throw Error("veda::shutdown called from inside a veda call");
   std::unique_ptr<Runtime> dying;
   {
@@ -534,6 +535,7 @@ void shutdown() {
     if (detail::g_phase != detail::Phase::Running) return;
     detail::g_draining.store(detail::g_runtime.get(), std::memory_order_seq_cst);
     detail::g_running.store(nullptr, std::memory_order_seq_cst);
+    detail::invalidate_settled_plans();  // calls from now on take the full path, which refuses them
     detail::wait_for_calls();
     detail::g_draining.store(nullptr, std::memory_order_seq_cst);
     detail::wait_for_calls();

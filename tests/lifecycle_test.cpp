@@ -2,8 +2,9 @@
 // use (once, even when many threads race); init() while running throws;
 // shutdown() waits for calls in flight; after shutdown() calls throw until
 // init() starts a fresh runtime; a bad environment starts nothing; calls
-// inside user functions, shutdown() inside them and Array destructors
-// racing shutdown() neither crash nor hang; call-site state is bounded.
+// inside user functions, shutdown() inside them, calls served from the
+// thread's settled plans and Array destructors racing shutdown() neither
+// crash nor hang; call-site state is bounded.
 // Test cases run in file order: the first one needs a never-started process.
 #include <doctest/doctest.h>
 #include <tbb/info.h>
@@ -21,6 +22,7 @@
 #include "veda/array.hpp"
 #include "veda/decision.hpp"
 #include "veda/detail/call_scope.hpp"
+#include "veda/detail/settled_plans.hpp"
 #include "veda/error.hpp"
 #include "veda/gpu.hpp"
 #include "veda/reduce.hpp"
@@ -162,6 +164,45 @@ TEST_CASE("init/shutdown cycles racing calls never crash") {
   for (auto& t : callers) t.join();
   CHECK(ok.load() > 0);
   CHECK(veda::is_running());
+}
+
+// Calls served from the thread's table of settled plans take no CallScope
+// (settled_plans.hpp): racing shutdown() and init(), each completes with the
+// right values or throws veda::Error.
+TEST_CASE("settled calls racing init/shutdown cycles complete or throw") {
+  std::atomic<bool> stop{false}, wrong{false};
+  std::atomic<long> ok{0}, from_table{0};
+  const auto twice = veda::gpu([](float v) noexcept { return 2 * v; }, {.name = "racing-settled"});
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 2; ++i)
+    callers.emplace_back([&] {
+      const std::vector<float> x(64, 0.5f);
+      std::vector<float> out;
+      while (!stop.load()) {
+        try {
+          if (veda::sum(x) != 32.0f) wrong = true;
+          from_table += veda::detail::t_settled_last.pending;
+          twice.into(out, x);
+          from_table += veda::detail::t_settled_last.pending;
+          if (out != std::vector<float>(64, 1.0f)) wrong = true;
+          ++ok;
+        } catch (const veda::Error&) {
+        }
+      }
+    });
+  for (int cycle = 0; cycle < 20; ++cycle) {
+    // Until calls take the table in this runtime (bounded, as above).
+    const long before = from_table.load();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (from_table.load() < before + 64 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    veda::shutdown();
+    veda::init(veda::Config::builder().threads(1).build());
+  }
+  stop = true;
+  for (auto& t : callers) t.join();
+  CHECK_FALSE(wrong.load());
+  CHECK(ok.load() > 0);
+  CHECK(from_table.load() > 0);
 }
 
 // Issue 20, F1: a veda call inside a user function while another thread

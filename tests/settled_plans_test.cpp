@@ -5,13 +5,16 @@
 // decision, the scoped placement, the workers waking from the sleep its plan
 // was made for, a new runtime) nor for calls that must do more (a forced
 // tier, telemetry); settled calls are still timed for the learning: every
-// 256th when short, each one when long.
+// 256th when short, each one when long. A call served from the table takes
+// no CallScope, yet shutdown() inside it is refused and after shutdown() it
+// throws; it keeps the runtime's deterministic mode.
 //
 // Whether a call took the table is read from the thread's pending record
 // (SettledLast): only such a call leaves one, and any other call completes it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <span>
@@ -22,6 +25,7 @@
 #include "runtime/scheduler.hpp"
 #include "veda/decision.hpp"
 #include "veda/gpu.hpp"
+#include "veda/reduce.hpp"
 #include "veda/runtime.hpp"
 #include "veda/sort.hpp"
 
@@ -166,6 +170,75 @@ TEST_CASE("settled calls over host ranges: spans, returning calls, and a functio
   CHECK(out[11] == 4.0f);
   CHECK(veda::last_decision().sizes == std::vector<std::size_t>{23});
   CHECK(veda::last_decision().name == "settled-checked");
+}
+
+// A call served from the table takes no CallScope: it touches nothing a
+// runtime owns. It still counts as a call for shutdown(), which refuses to
+// run inside its function, and after shutdown() it throws like any call.
+TEST_CASE("a settled call runs without a call scope; shutdown inside it is refused, after it the call throws") {
+  Fresh rt;
+  bool probe = false, refused = false;
+  int depth = -1, settled_depth = -1;
+  const auto f = veda::gpu(
+      [&](float v) {
+        if (probe) {
+          depth = veda::detail::t_call_depth;
+          settled_depth = veda::detail::t_settled_depth;
+          try {
+            veda::shutdown();
+          } catch (const veda::Error&) {
+            refused = true;
+          }
+        }
+        return v * 2;
+      },
+      {.name = "settled-probe"});
+  const std::vector<float> x(16, 1.5f);
+  std::vector<float> out;
+  REQUIRE(takes_table([&] { f.into(out, x); }));
+  bool from_table = false;
+  for (int i = 0; i < 64 && !from_table; ++i) {  // past a timed call, which takes the full path
+    probe = true;
+    f.into(out, x);
+    probe = false;
+    from_table = t_settled_last.pending;
+  }
+  REQUIRE(from_table);
+  CHECK(depth == 0);
+  CHECK(settled_depth == 1);
+  CHECK(refused);
+  CHECK(veda::is_running());
+  CHECK(veda::detail::t_settled_depth == 0);
+  CHECK(out == std::vector<float>(16, 3.0f));
+
+  REQUIRE(takes_table([&] { CHECK(veda::sum(x) == 24.0f); }));
+  veda::shutdown();
+  CHECK_THROWS_AS(f.into(out, x), veda::Error);
+  CHECK_THROWS_AS(veda::sum(x), veda::Error);
+  veda::init(cpu_profile());
+  CHECK(veda::sum(x) == 24.0f);  // a new runtime decides afresh
+  CHECK_FALSE(t_settled_last.pending);
+}
+
+// The table's plan carries the runtime's deterministic mode, which a sum
+// served from it cannot ask the runtime for: the same bits as the full path.
+TEST_CASE("a settled sum in deterministic mode folds in the fixed tree") {
+  if (kThreadSanitizer) return;  // 49k instrumented loads: a call long enough to be timed each time
+  std::vector<float> x(3 * veda::detail::kDeterministicGrain + 7);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 3 == 0 ? 1e7f : 0.1f * static_cast<float>(i % 11);
+  float flat = 0, tree = 0;
+  {
+    Fresh rt(veda::Config::builder().threads(1).profile(VEDA_TEST_DATA "/profile_cpu_2core.json").build());
+    REQUIRE(takes_table([&] { flat = veda::sum(x); }));
+  }
+  {
+    Fresh rt(veda::Config::builder().threads(1).deterministic(7).profile(VEDA_TEST_DATA "/profile_cpu_2core.json").build());
+    REQUIRE(takes_table([&] { tree = veda::sum(x); }));
+    const float full = veda::sum(x, {.tier = "serial"});
+    CHECK_FALSE(t_settled_last.pending);
+    CHECK(std::bit_cast<std::uint32_t>(tree) == std::bit_cast<std::uint32_t>(full));
+  }
+  CHECK(flat != tree);  // the data tells the two orders apart
 }
 
 TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placement changed or the runtime restarted") {

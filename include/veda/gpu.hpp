@@ -205,23 +205,26 @@ class GpuFunction {
 
   template <class R, class... A>
   void run(R* host_out, Array<R>* out_arr, std::size_t n, const A&... a) const {
-    detail::CallScope scope;
-    Runtime& rt = scope.runtime();
-    if (opt_.device != -1) detail::check_device_index(rt, opt_.device, opt_.name);
     // Exactly one output: an Array, or host memory (whose pointer may be null when n == 0).
     const bool to_host = out_arr == nullptr;
     if constexpr (!detail::any_array_v<A...>) {
       // Host ranges into host memory: a settled call's key holds nothing of
-      // them but their length, so it needs no CallDesc.
+      // them but their length, so it needs no CallDesc, and it takes no
+      // CallScope (settled_plans.hpp). A `device` option is checked against
+      // the runtime: such calls go the full way.
       detail::Plan p;
-      if (to_host && forced_ == detail::Tier::Count &&
+      if (to_host && forced_ == detail::Tier::Count && opt_.device == -1 &&
           detail::settled_plan(*site_, detail::settled_key(0, n, 0, opt_.placement, kGpuCapable),
                                &detail::type_tag<F, R, A...>, n, p)) {
+        detail::SettledRun running;
         detail::map_range(f_, host_out, 0, n, detail::host_accessor(a)...);
         detail::end_settled_call(p, n, 0, nullptr);
         return;
       }
     }
+    detail::CallScope scope;
+    Runtime& rt = scope.runtime();
+    if (opt_.device != -1) detail::check_device_index(rt, opt_.device, opt_.name);
     detail::CallDesc d = detail::describe_map<F, R>(n, to_host, opt_, a...);
     d.gpu_capable = kGpuCapable;
     d.forced_tier = forced_;

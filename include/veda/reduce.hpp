@@ -202,21 +202,20 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
 
 // A reduction's entry: a host range's settled call runs inline in the
 // caller (out of line, reduce_dispatch's call and frame were 1.4-1.9 ns
-// of the ~9 ns a settled 256-float sum spent over the loop); its key holds
-// nothing of the range but its size, so it needs no CallDesc. Any other
-// call decides in reduce_dispatch.
+// of the ~9 ns a settled 256-float sum spent over the loop) and without a
+// CallScope (settled_plans.hpp); its key holds nothing of the range but its
+// size, so it needs no CallDesc. Any other call decides in reduce_dispatch.
 template <class Acc, class Range, class Op>
 [[gnu::always_inline]] inline Acc reduce_call(const Range& r, const Acc& identity, const Op& op,
                                               std::optional<ReduceKind> builtin, const ReduceOptions& o, Site& site) {
   if constexpr (!is_array_v<Range>) {
     const std::size_t n = r.size();
-    CallScope scope;
     Plan p;
     const std::uint64_t key = settled_key(0, n, 0, o.placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin));
     if (o.tier.empty() && settled_plan(site, key, &type_tag<Acc, Range, Op>, n, p)) {
-      Runtime& rt = scope.runtime();
-      const Acc result = run_reduce_cpu(rt, p, rt.config().deterministic(),
-                                        [data = r.data()](std::size_t i) { return data[i]; }, n, identity, op);
+      SettledRun running;
+      const Acc result = run_reduce_serial(p.deterministic, [data = r.data()](std::size_t i) { return data[i]; }, n,
+                                           identity, op);
       end_settled_call(p, n, 0, nullptr);
       return result;
     }

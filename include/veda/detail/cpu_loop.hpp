@@ -94,12 +94,19 @@ Acc reduce_tree(const Leaf& leaf, std::size_t lo, std::size_t hi, const Acc& ide
   return op(left, reduce_tree(leaf, mid, hi, identity, op));
 }
 
+// Reduces [0, count) on the calling thread, as reduce_ranges does for a
+// serial plan; needs no runtime (a settled call runs it without one).
+template <class Acc, class Leaf, class Op>
+Acc reduce_serial(bool deterministic, std::size_t count, const Acc& identity, const Leaf& leaf, const Op& op) {
+  if (count == 0) return identity;
+  return deterministic ? reduce_tree(leaf, 0, count, identity, op) : leaf(0, count);
+}
+
 // Reduces [0, count): leaf(j0, j1) reduces one run, op combines runs.
 template <class Acc, class Leaf, class Op>
 Acc reduce_ranges(Runtime& rt, const Plan& p, bool deterministic, std::size_t count, const Acc& identity,
                   const Leaf& leaf, const Op& op) {
-  if (count == 0) return identity;
-  if (!parallel_tier(p)) return deterministic ? reduce_tree(leaf, 0, count, identity, op) : leaf(0, count);
+  if (count == 0 || !parallel_tier(p)) return reduce_serial(deterministic, count, identity, leaf, op);
   auto body = [&](const tbb::blocked_range<std::size_t>& r, Acc a) { return op(a, leaf(r.begin(), r.end())); };
   Acc result = identity;
   in_cpu_arena(rt, [&] {

@@ -138,6 +138,7 @@ struct Plan {
   std::uint8_t fell_back = 0;   // why a wanted GPU was not used (FallbackKind)
   std::uint8_t mask = 0;
   std::uint8_t gpu_devices = 1; // CoExec: devices sharing the GPU's share equally (the call's first)
+  bool deterministic = false;   // from the table: Config::deterministic (its call asks no runtime)
   float gpu_fraction = 0;       // CoExec: the GPU's share of the range
   std::size_t grain = 1;        // for TBB tiers: elements per task
   std::uint64_t gpu_trace = 0;  // GPU tiers: telemetry span and profiler range
@@ -244,7 +245,8 @@ inline std::uint64_t settled_key(const CallDesc& d) noexcept {
 // The thread's settled serial plan for a call of n elements with this key,
 // if it has one that still holds and this call need not be timed (see
 // settled_plans.hpp). A call whose key needs no CallDesc (a host range's
-// reduction) asks before building one.
+// reduction or map) asks before building one and before taking a CallScope;
+// it runs the plan inside a SettledRun.
 [[gnu::always_inline]] inline bool settled_plan(const Site& site, std::uint64_t key, const TypeKey* type_key,
                                                 std::size_t n, Plan& p) noexcept {
   const SettledPlan& e = t_settled.entry(&site, key);
@@ -258,6 +260,7 @@ inline std::uint64_t settled_key(const CallDesc& d) noexcept {
   p.sync_for_timing = false;
   p.timed = false;
   p.from_table = true;
+  p.deterministic = e.deterministic;
   p.mask = e.mask;
   p.grain = std::max<std::size_t>(1, n);
   p.bucket = e.bucket;

@@ -17,17 +17,29 @@
 
 namespace veda::detail {
 
+// A leaf over load(i): one sum_vectors for a float or double sum, else
+// reduce_lanes.
+template <class Acc, class Load, class Op>
+auto reduce_leaf(const Load& load, const Acc& identity, const Op& op) {
+  return [&load, &identity, &op](std::size_t lo, std::size_t hi) {
+    if constexpr (is_vector_sum_v<Op, Acc>)
+      return identity + sum_vectors<Acc>(load, lo, hi);  // the same bits
+    else
+      return reduce_lanes(load, lo, hi, identity, op);
+  };
+}
+
 // Runs a CPU plan. `load(i)` yields element i.
 template <class Acc, class Load, class Op>
 Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& load, std::size_t n,
                    const Acc& identity, const Op& op) {
-  return reduce_ranges(rt, p, deterministic, n, identity,
-                       [&](std::size_t lo, std::size_t hi) {
-                         if constexpr (is_vector_sum_v<Op, Acc>)
-                           return identity + sum_vectors<Acc>(load, lo, hi);  // the same bits
-                         else
-                           return reduce_lanes(load, lo, hi, identity, op);
-                       }, op);
+  return reduce_ranges(rt, p, deterministic, n, identity, reduce_leaf(load, identity, op), op);
+}
+
+// Runs a settled serial plan (settled_plan), which asks no runtime.
+template <class Acc, class Load, class Op>
+Acc run_reduce_serial(bool deterministic, const Load& load, std::size_t n, const Acc& identity, const Op& op) {
+  return reduce_serial(deterministic, n, identity, reduce_leaf(load, identity, op), op);
 }
 
 }  // namespace veda::detail

@@ -20,9 +20,19 @@
 // due and refreshes the entry; plans under telemetry, replay or recording,
 // or with debug logging on never enter.
 //
+// No CallScope: a call served from the table touches nothing a runtime owns
+// (sites and buckets live for the process, the workers' asleep flag too, the
+// deterministic mode is copied into the entry), so it needs no in-flight
+// mark to keep one alive (without the scope a 256-float saxpy compiled by
+// nvcc took ~33 ns instead of ~35, a sum compiled by g++ 0.5-1 ns less;
+// docs/concepts.md). shutdown() bumps g_settled_epoch before tearing
+// anything down: a call that starts after it takes the full path and throws;
+// one racing it completes as if before it. SettledRun marks such a call on
+// its thread, so that shutdown() inside its user function is refused as
+// inside any call.
+//
 // Thread-safety: the tables are thread-local; the shared state they check is
-// read through atomics. An entry is only used inside a CallScope, which keeps
-// the runtime its pointers belong to alive.
+// read through atomics.
 #pragma once
 
 #include <atomic>
@@ -55,6 +65,7 @@ struct alignas(64) SettledPlan {  // one cache line
   std::uint32_t epoch = 0;
   std::uint8_t timed_mask = 0;  // the bucket's: calls with count & timed_mask == 0 are timed
   std::uint8_t mask = 0;        // the placement mask
+  bool deterministic = false;   // the runtime's Config::deterministic
 };
 static_assert(sizeof(SettledPlan) == 64);
 
@@ -72,6 +83,16 @@ inline thread_local SettledPlans t_settled;
 // show: a runtime starts, a device is installed, the log level changes.
 extern std::atomic<std::uint32_t> g_settled_epoch;
 void invalidate_settled_plans() noexcept;
+
+// The thread's calls running a plan from the table (their user functions
+// may be running): shutdown() refuses to run inside one.
+inline thread_local int t_settled_depth = 0;
+struct SettledRun {
+  SettledRun() noexcept { ++t_settled_depth; }
+  ~SettledRun() { --t_settled_depth; }
+  SettledRun(const SettledRun&) = delete;
+  SettledRun& operator=(const SettledRun&) = delete;
+};
 
 // The thread's latest call, if it took a settled plan: last_call() turns it
 // into the full record when anything reads or writes that.
