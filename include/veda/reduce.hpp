@@ -60,18 +60,24 @@ struct ReduceOptions {
 };
 
 namespace detail {
+// The default options, made once: a temporary's two strings cost a settled
+// 256-float sum ~1.5 ns (built, kept for the call out of line, destroyed).
+inline const ReduceOptions kNoReduceOptions{};
+
 constexpr std::uint32_t kReduceTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto) |
                                        tier_bit(Tier::Cuda) | tier_bit(Tier::CoExec);
 
 // Inlined: as a call, the unnamed site's guard check cost 7% of a settled
 // one-element sum.
 template <class Tag>
-[[gnu::always_inline]] inline Site* reduce_site(const ReduceOptions& o, const char* default_name) {
-  if (o.name.empty()) {
-    static Site* const site = site_for(&typeid(Tag), default_name, OpClass::Reduce, kReduceTiers, {});
-    return site;
-  }
-  return site_for(&typeid(Tag), o.name, OpClass::Reduce, kReduceTiers, {});
+[[gnu::always_inline]] inline Site* default_reduce_site(const char* name) {
+  static Site* const site = site_for(&typeid(Tag), name, OpClass::Reduce, kReduceTiers, {});
+  return site;
+}
+template <class Tag>
+Site* reduce_site(const ReduceOptions& o, const char* default_name) {
+  return o.name.empty() ? default_reduce_site<Tag>(default_name)
+                        : site_for(&typeid(Tag), o.name, OpClass::Reduce, kReduceTiers, {});
 }
 }  // namespace detail
 
@@ -200,37 +206,32 @@ Acc reduce_dispatch(const Range& r, const Acc& identity, const Op& op, std::opti
   return result;
 }
 
-// A reduction's entry: a host range's settled call runs inline in the
-// caller (out of line, reduce_dispatch's call and frame were 1.4-1.9 ns
-// of the ~9 ns a settled 256-float sum spent over the loop) and without a
-// CallScope (settled_plans.hpp); its key holds nothing of the range but its
-// size, so it needs no CallDesc. Any other call decides in reduce_dispatch.
-template <class Acc, class Range, class Op>
-[[gnu::always_inline]] inline Acc reduce_call(const Range& r, const Acc& identity, const Op& op,
-                                              std::optional<ReduceKind> builtin, const ReduceOptions& o, Site& site) {
-  if constexpr (!is_array_v<Range>) {
-    const std::size_t n = r.size();
-    Plan p;
-    const std::uint64_t key = settled_key(0, n, 0, o.placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin));
-    if (o.tier.empty() && settled_plan(site, key, &type_tag<Acc, Range, Op>, n, p)) {
-      SettledRun running;
-      const Acc result = run_reduce_serial(p.deterministic, [data = r.data()](std::size_t i) { return data[i]; }, n,
-                                           identity, op);
-      end_settled_call(p, n, 0, nullptr);
-      return result;
-    }
-  }
-  return reduce_dispatch<Acc>(r, identity, op, builtin, o, site);
-}
+// Each op's site (by type) and names, which reduce_call passes on to the
+// full path in no registers.
+struct SumTag {
+  static constexpr const char* who = "veda::sum";
+  static constexpr const char* site_name = "sum";
+};
+struct MinTag {
+  static constexpr const char* who = "veda::min";
+  static constexpr const char* site_name = "min";
+};
+struct MaxTag {
+  static constexpr const char* who = "veda::max";
+  static constexpr const char* site_name = "max";
+};
+template <class Op>  // a site per operator type
+struct ReduceTag {
+  static constexpr const char* who = "veda::reduce";
+  static constexpr const char* site_name = "reduce";
+};
 
-struct SumTag {};
-struct MinTag {};
-struct MaxTag {};
-struct ReduceTag {};
-
-template <class Range>
-void require_range() {
-  static_assert(is_range_v<Range>, "veda reductions take a std::vector, std::span or veda::Array");
+template <class Tag>
+constexpr std::optional<ReduceKind> builtin_kind() {
+  if constexpr (std::is_same_v<Tag, SumTag>) return ReduceKind::Sum;
+  else if constexpr (std::is_same_v<Tag, MinTag>) return ReduceKind::Min;
+  else if constexpr (std::is_same_v<Tag, MaxTag>) return ReduceKind::Max;
+  else return std::nullopt;
 }
 
 // Before any work: the placement option, and the range's byte count.
@@ -240,48 +241,92 @@ void check_args(const Range& r, const ReduceOptions& o, const char* op) {
   check_placement(o.placement, who);
   check_byte_count(who, "the range", r.size(), sizeof(elem_t<Range>));
 }
+
+// Every call but a settled one: checks its arguments, finds its site and
+// decides. Out of line, so that the settled path inlined into the caller
+// saves no registers and spills nothing for it.
+template <class Acc, class Tag, class Range, class Op>
+[[gnu::noinline]] Acc reduce_full(const Range& r, const Acc& identity, const Op& op, const ReduceOptions& o) {
+  check_args(r, o, Tag::who);
+  return reduce_dispatch<Acc>(r, identity, op, builtin_kind<Tag>(), o, *reduce_site<Tag>(o, Tag::site_name));
+}
+
+// A reduction's entry. A host range's settled call runs inline in the
+// caller, kernel included, and without a CallScope (settled_plans.hpp); its
+// key holds nothing of the range but its size, so it needs no CallDesc.
+// Only calls the argument checks would pass, under the default name and
+// without a forced tier, ask the table. Measured on a 256-float sum
+// (docs/concepts.md): reduce_dispatch's call and frame were 1.4-1.9 ns of
+// ~9 ns over the loop; then the options' checks and sum_vectors' call ~3.5 ns.
+template <class Acc, class Tag, class Range, class Op>
+[[gnu::always_inline]] inline Acc reduce_call(const Range& r, const Acc& identity, const Op& op,
+                                              const ReduceOptions& o) {
+  if constexpr (!is_array_v<Range>) {
+    const std::size_t n = r.size();
+    if (o.name.empty() && o.tier.empty() && valid_placement(o.placement) &&
+        n <= std::numeric_limits<std::size_t>::max() / sizeof(elem_t<Range>)) {
+      Plan p;
+      const std::uint64_t key = settled_key(0, n, 0, o.placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin_kind<Tag>()));
+      if (settled_plan(*default_reduce_site<Tag>(Tag::site_name), key, &type_tag<Acc, Range, Op>, n, p)) {
+        SettledRun running;
+        const Acc result = run_reduce_serial(p.deterministic, [data = r.data()](std::size_t i) { return data[i]; },
+                                             n, identity, op);
+        end_settled_call(p, n, 0, nullptr);
+        return result;
+      }
+    }
+  }
+  return reduce_full<Acc, Tag>(r, identity, op, o);
+}
+
+
+template <class Range>
+void require_range() {
+  static_assert(is_range_v<Range>, "veda reductions take a std::vector, std::span or veda::Array");
+}
+
+// min or max of an empty range (a bad option is named first, as for any call).
+template <class Range>
+[[noreturn, gnu::cold, gnu::noinline]] void throw_empty(const Range& r, const ReduceOptions& o, const char* op) {
+  check_args(r, o, op);
+  throw InvalidArgument(std::string(op) + " of an empty range");
+}
+
 }  // namespace reduce_detail
 
 template <class Range>
-auto sum(const Range& r, const ReduceOptions& o = {}) {
+[[gnu::always_inline]] inline auto sum(const Range& r, const ReduceOptions& o = detail::kNoReduceOptions) {
   reduce_detail::require_range<Range>();
-  reduce_detail::check_args(r, o, "veda::sum");
   using Acc = detail::sum_t<detail::elem_t<Range>>;
-  return reduce_detail::reduce_call<Acc>(r, Acc{0}, std::plus<Acc>{}, detail::ReduceKind::Sum, o,
-                                           *detail::reduce_site<reduce_detail::SumTag>(o, "sum"));
+  return reduce_detail::reduce_call<Acc, reduce_detail::SumTag>(r, Acc{0}, std::plus<Acc>{}, o);
 }
 
 template <class Range>
-auto min(const Range& r, const ReduceOptions& o = {}) {
+[[gnu::always_inline]] inline auto min(const Range& r, const ReduceOptions& o = detail::kNoReduceOptions) {
   reduce_detail::require_range<Range>();
-  reduce_detail::check_args(r, o, "veda::min");
   using T = detail::elem_t<Range>;
-  if (r.size() == 0) throw InvalidArgument("veda::min of an empty range");
+  if (r.size() == 0) reduce_detail::throw_empty(r, o, "veda::min");
   constexpr T id = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                         : std::numeric_limits<T>::max();
-  return reduce_detail::reduce_call<T>(r, id, detail::NanMin{}, detail::ReduceKind::Min, o,
-                                         *detail::reduce_site<reduce_detail::MinTag>(o, "min"));
+  return reduce_detail::reduce_call<T, reduce_detail::MinTag>(r, id, detail::NanMin{}, o);
 }
 
 template <class Range>
-auto max(const Range& r, const ReduceOptions& o = {}) {
+[[gnu::always_inline]] inline auto max(const Range& r, const ReduceOptions& o = detail::kNoReduceOptions) {
   reduce_detail::require_range<Range>();
-  reduce_detail::check_args(r, o, "veda::max");
   using T = detail::elem_t<Range>;
-  if (r.size() == 0) throw InvalidArgument("veda::max of an empty range");
+  if (r.size() == 0) reduce_detail::throw_empty(r, o, "veda::max");
   constexpr T id = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                         : std::numeric_limits<T>::lowest();
-  return reduce_detail::reduce_call<T>(r, id, detail::NanMax{}, detail::ReduceKind::Max, o,
-                                         *detail::reduce_site<reduce_detail::MaxTag>(o, "max"));
+  return reduce_detail::reduce_call<T, reduce_detail::MaxTag>(r, id, detail::NanMax{}, o);
 }
 
 // `op` must be associative and commutative with `identity` as its identity.
 template <class Range, class T, class Op>
-T reduce(const Range& r, T identity, Op op, const ReduceOptions& o = {}) {
+[[gnu::always_inline]] inline T reduce(const Range& r, T identity, Op op,
+                                      const ReduceOptions& o = detail::kNoReduceOptions) {
   reduce_detail::require_range<Range>();
-  reduce_detail::check_args(r, o, "veda::reduce");
-  return reduce_detail::reduce_call<T>(r, identity, op, std::nullopt, o,
-                                         *detail::reduce_site<std::pair<reduce_detail::ReduceTag, Op>>(o, "reduce"));
+  return reduce_detail::reduce_call<T, reduce_detail::ReduceTag<Op>>(r, identity, op, o);
 }
 
 }  // namespace VEDA_TU_NS

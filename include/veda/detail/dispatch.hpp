@@ -119,8 +119,11 @@ void check_device_sign(int device, std::string_view name);
 [[noreturn]] void throw_bad_placement(Placement p, std::string_view name);
 // A call's `placement` option must be Auto, Cpu or Gpu: a value cast from
 // another integer would otherwise act as Auto without a word.
+constexpr bool valid_placement(Placement p) noexcept {
+  return static_cast<unsigned>(p) <= static_cast<unsigned>(Placement::Gpu);
+}
 inline void check_placement(Placement p, std::string_view name) {
-  if (static_cast<unsigned>(p) > static_cast<unsigned>(Placement::Gpu)) throw_bad_placement(p, name);
+  if (!valid_placement(p)) throw_bad_placement(p, name);
 }
 
 // Returned by every call's begin_call: within 80 bytes like CallDesc.
