@@ -89,7 +89,7 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
   slot.cpu_ns_per_elem.store(old == 0 ? sample : 0.8f * old + 0.2f * sample, std::memory_order_relaxed);
   const float ref = old == 0 ? static_cast<float>(profile_ns) : old;
   if (t_ns >= kLongCallNs && (sample > 2 * ref || 2 * sample < ref))
-    for (auto& c : b.cached) c.store(0, std::memory_order_relaxed);
+    b.clear_decisions();
 }
 
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now) {

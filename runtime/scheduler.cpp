@@ -22,7 +22,7 @@
 namespace veda::detail {
 
 std::atomic<std::uint32_t> g_settled_epoch{1};
-void invalidate_settled_plans() noexcept { g_settled_epoch.fetch_add(1, std::memory_order_relaxed); }
+void invalidate_settled_plans() noexcept { g_settled_epoch.fetch_add(1, std::memory_order_release); }
 
 namespace {
 // What the thread's last-decision record says of a call that ran `tier` in
@@ -305,7 +305,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
                                     : BucketState::kRedecideMin,
                         std::memory_order_relaxed);
   b.cached_slot[r.mask].store(static_cast<std::uint8_t>(dev), std::memory_order_relaxed);
-  b.cached[r.mask].store(settled, std::memory_order_release);
+  b.cache_decision(r.mask, settled);
   p.tier = c.tier;
   p.gpu_fraction = static_cast<float>(c.gpu_fraction);
   p.gpu_devices = static_cast<std::uint8_t>(c.gpu_devices);
@@ -417,17 +417,18 @@ bool workers_asleep(RuntimeState& st) {
 // `asleep`: the workers' flag, if their sleeping chose the bucket.
 void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const Resolved& r, BucketState& b,
                    const std::atomic<bool>* asleep) {
-  const std::uint32_t epoch = g_settled_epoch.load(std::memory_order_relaxed);  // before what it covers
+  // The epoch before what it covers: a decision replaced after this check
+  // bumps it (BucketState::cache_decision).
+  const std::uint32_t epoch = g_settled_epoch.load(std::memory_order_acquire);
   const std::uint64_t key = settled_key(d);
   if (key == 0 || st.telemetry || st.replay || st.recorder || r.forced == Forced::GpuFellBack ||
-      log().should_log(spdlog::level::debug))
+      log().should_log(spdlog::level::debug) ||
+      b.cached[r.mask].load(std::memory_order_relaxed) != pack(st.generation, Tier::Serial))
     return;
   SettledPlan& e = t_settled.entry(&site, key);
   e.site = &site;
   e.type_key = d.type_key;
   e.key = key;
-  e.decision = &b.cached[r.mask];
-  e.packed = pack(st.generation, Tier::Serial);
   e.asleep = asleep;
   e.bucket = &b;
   e.epoch = epoch;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "runtime/logging.hpp"
+#include "veda/detail/settled_plans.hpp"
 
 namespace veda::detail {
 
@@ -75,10 +76,20 @@ void BucketState::reset(std::uint64_t gen) {
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   serial_sleeps.store(false, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
-  for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+  clear_decisions();
   gpu_us.store(0, std::memory_order_relaxed);
   coexec_fraction.store(0, std::memory_order_relaxed);
   coexec_devices.store(1, std::memory_order_relaxed);
+}
+
+void BucketState::cache_decision(std::size_t mask, std::uint64_t packed) noexcept {
+  const std::uint64_t old = cached[mask].exchange(packed, std::memory_order_acq_rel);
+  if (old != 0 && old != packed) invalidate_settled_plans();  // after the store: see offer_settled
+}
+
+void BucketState::clear_decisions() noexcept {
+  for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+  invalidate_settled_plans();
 }
 
 BucketState::OtherDevice& BucketState::other(std::size_t slot) {

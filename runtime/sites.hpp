@@ -107,7 +107,11 @@ class BucketState {
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
+  // Written only through the two below: replacing a settled decision bumps
+  // g_settled_epoch, which the threads' settled plans check instead of it.
   std::array<std::atomic<std::uint64_t>, kMasks> cached{};
+  void cache_decision(std::size_t mask, std::uint64_t packed) noexcept;
+  void clear_decisions() noexcept;
   // The device slot a settled GPU decision was made for (several devices).
   std::array<std::atomic<std::uint8_t>, kMasks> cached_slot{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision

@@ -705,7 +705,7 @@ TEST_CASE("sleeping workers: between tries to wake them, a serial decision is no
     awake.generation = asleep.generation;
     for (int i = 0; i < 3; ++i) awake.samples[static_cast<std::size_t>(Tier::TbbStatic)].add(8.7, 1 << 16);
   }
-  asleep.cached[first.mask].store(0);  // (the re-decision, without waiting for it)
+  asleep.cache_decision(first.mask, 0);  // (the re-decision, without waiting for it)
   int tries = 0, unsettled_serial = 0;
   for (int i = 0; i < 20; ++i) {
     Plan p = begin_call(rt, site, d);
@@ -771,10 +771,10 @@ TEST_CASE("sleeping workers: an awake figure that may be wrong is re-measured by
     for (int i = 0; i < 8; ++i) awake.samples[static_cast<std::size_t>(Tier::TbbStatic)].add(8.0, 1 << 16);
     awake_book.last_sample_ns = now_ns();
   }
-  asleep.cached[first.mask].store(0);  // (the re-decision, without waiting for it)
+  asleep.cache_decision(first.mask, 0);  // (the re-decision, without waiting for it)
   CHECK(run(20) == 0);                  // measured lately: it stays out
   awake_book.last_sample_ns = now_ns() - 2 * kStaleNs;
-  asleep.cached[first.mask].store(0);
+  asleep.cache_decision(first.mask, 0);
   CHECK(run(20) == 1);
   CHECK(now_ns() - awake_book.last_sample_ns < kStaleNs);  // the try's stamp
   veda::shutdown();
@@ -887,7 +887,7 @@ TEST_CASE("sleeping workers: woken on trusted awake figures, the awake bucket's 
     measured(awake, Tier::Serial, 6.4, now);
     measured(awake, Tier::TbbAuto, 5.0, now);
     measured(awake, Tier::TbbStatic, 4.6, old ? now - 2 * kStaleNs : now);
-    asleep.cached[first.mask].store(0);
+    asleep.cache_decision(first.mask, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     Plan wake = begin_call(rt, site, d);
     REQUIRE(wake.bucket == &asleep);

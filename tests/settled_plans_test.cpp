@@ -253,7 +253,7 @@ TEST_CASE("a plan is not used once its bucket was re-decided, the scoped placeme
 
   SUBCASE("another decision for the bucket (as another thread's re-decision would store)") {
     veda::detail::BucketState* b = t_settled_last.bucket;
-    b->cached[t_settled_last.mask].store(0);
+    b->cache_decision(t_settled_last.mask, 0);
     CHECK(run(16, 1, out) == 0);  // decided afresh...
     settle(16);                   // ...and settled again
   }

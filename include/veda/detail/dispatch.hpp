@@ -255,7 +255,6 @@ inline std::uint64_t settled_key(const CallDesc& d) noexcept {
   const SettledPlan& e = t_settled.entry(&site, key);
   if (e.key != key || e.site != &site || e.type_key != type_key ||
       e.epoch != g_settled_epoch.load(std::memory_order_relaxed) ||
-      e.decision->load(std::memory_order_relaxed) != e.packed ||
       (e.asleep && !e.asleep->load(std::memory_order_relaxed)) || ((t_settled_calls + 1) & e.timed_mask) == 0)
     return false;
   ++t_settled_calls;

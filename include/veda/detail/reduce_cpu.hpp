@@ -36,10 +36,20 @@ Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& l
   return reduce_ranges(rt, p, deterministic, n, identity, reduce_leaf(load, identity, op), op);
 }
 
-// Runs a settled serial plan (settled_plan), which asks no runtime.
-template <class Acc, class Load, class Op>
-Acc run_reduce_serial(bool deterministic, const Load& load, std::size_t n, const Acc& identity, const Op& op) {
-  return reduce_serial(deterministic, n, identity, reduce_leaf(load, identity, op), op);
+// Element i of a host range's data.
+template <class T>
+auto load_of(const T* data) {
+  return [data](std::size_t i) { return data[i]; };
+}
+
+// A settled serial plan's deterministic run (settled_plan), which asks no
+// runtime. Out of line: inlined, its captures were stored on every settled
+// call, deterministic or not (~1.5 ns of a 256-float sum's ~6.5 ns over the
+// loop).
+template <class Acc, class T, class Op>
+[[gnu::noinline]] Acc reduce_fixed_order(const T* data, std::size_t n, const Acc& identity, const Op& op) {
+  const auto load = load_of(data);
+  return reduce_serial(true, n, identity, reduce_leaf(load, identity, op), op);
 }
 
 }  // namespace veda::detail

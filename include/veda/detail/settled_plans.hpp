@@ -10,9 +10,10 @@
 // leave their last-decision record for last_call() to complete when asked.
 //
 // An entry is used only while everything its plan was made from still holds:
-// the bucket's settled decision (re-decided by any thread: the value
-// changes), the runtime and its configuration (g_settled_epoch), the
-// thread's scoped placement (part of the key), and for element-wise work
+// the bucket's settled decision, the runtime and its configuration (both
+// g_settled_epoch: a settled decision that any thread replaces bumps it, so
+// the entry need not follow a pointer to its bucket's, ~2 ns of a 256-float
+// sum), the thread's scoped placement (part of the key), and for element-wise work
 // whose bucket was chosen by the workers being asleep, their still being
 // asleep (a serial plan made for awake workers holds either way). The calls
 // that are timed for the learning (every 16th or 256th on a thread,
@@ -58,8 +59,6 @@ struct alignas(64) SettledPlan {  // one cache line
   const void* site = nullptr;
   const void* type_key = nullptr;
   std::uint64_t key = 0;  // settled_key() of the calls it serves
-  const std::atomic<std::uint64_t>* decision = nullptr;  // the bucket's settled decision...
-  std::uint64_t packed = 0;                              // ...as it was when the plan was made
   const std::atomic<bool>* asleep = nullptr;  // element-wise: the workers' asleep flag (must hold)
   BucketState* bucket = nullptr;
   std::uint32_t epoch = 0;
@@ -79,8 +78,9 @@ struct SettledPlans {
 };
 inline thread_local SettledPlans t_settled;
 
-// Changed whenever a plan may no longer hold for reasons its bucket does not
-// show: a runtime starts, a device is installed, the log level changes.
+// Changed whenever a plan may no longer hold: a bucket's settled decision is
+// replaced or cleared, a runtime starts, a device is installed, the log
+// level changes.
 extern std::atomic<std::uint32_t> g_settled_epoch;
 void invalidate_settled_plans() noexcept;
 
@@ -93,6 +93,7 @@ struct SettledRun {
   SettledRun(const SettledRun&) = delete;
   SettledRun& operator=(const SettledRun&) = delete;
 };
+struct NoSettledRun {};  // a call that runs no user code
 
 // The thread's latest call, if it took a settled plan: last_call() turns it
 // into the full record when anything reads or writes that.
