@@ -71,7 +71,8 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   // (a sort of 8 samples: only when the answer may change)
   if (t_ns >= kLongCallNs || t_ns < kShortCallNs || b.timed_mask.load(std::memory_order_relaxed) != b.kTimeSome) {
     const double median_ns = samples.median_us() * 1e3;
-    b.timed_mask.store(median_ns >= kLongCallNs  ? b.kTimeAll
+    b.timed_mask.store(median_ns >= kLongCallNs   ? b.kTimeAll
+                       : median_ns < kTinyCallNs  ? b.kTimeRare
                        : median_ns < kShortCallNs ? b.kTimeFew
                                                   : b.kTimeSome,
                        std::memory_order_relaxed);

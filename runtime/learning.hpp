@@ -33,6 +33,9 @@ constexpr std::int64_t kLongCallNs = 20'000;
 // A call this short is "short": its two clock reads cost more than the call,
 // so a settled decision times fewer of them.
 constexpr std::int64_t kShortCallNs = 1'000;
+// A call this short is "tiny": a timed one (0.2-1 us through the full path)
+// every 256th put ~2 ns on each 256-float sum; every 4096th, ~0.1 ns.
+constexpr std::int64_t kTinyCallNs = 250;
 // Calls this long re-decide every time (a decision costs microseconds), so a
 // runner-up due for re-measurement is not kept waiting for 64 of them.
 constexpr std::int64_t kRedecideEachNs = 1'000'000;

@@ -434,7 +434,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
   e.epoch = epoch;
   e.mask = r.mask;
   e.deterministic = st.config.deterministic();
-  e.timed_mask = static_cast<std::uint8_t>(b.timed_mask.load(std::memory_order_relaxed));
+  e.timed_mask = static_cast<std::uint16_t>(b.timed_mask.load(std::memory_order_relaxed));
 }
 
 // Whether a settled decision was made for the device this call would run

@@ -126,9 +126,10 @@ class BucketState {
   // them); every 256th where they take under 1 us (a timed call's clock
   // reads and bookkeeping, 0.2-1 us with the call's data having pushed
   // veda's out of the L1 cache, cost more than the call: every 64th put 2-4%
-  // on a 4096-float saxpy). Typically: the median of the tier's recent runs,
-  // so one preempted call does not count.
-  static constexpr std::uint32_t kTimeSome = 15, kTimeAll = 0, kTimeFew = 255;
+  // on a 4096-float saxpy), every 4096th where under 250 ns (learning.hpp).
+  // Typically: the median of the tier's recent runs, so one preempted call
+  // does not count.
+  static constexpr std::uint32_t kTimeSome = 15, kTimeAll = 0, kTimeFew = 255, kTimeRare = 4095;
   std::atomic<std::uint32_t> timed_mask{kTimeSome};
   // A settled decision is re-made when the thread's call count & this mask is
   // 0: every 64th call, doubling up to every 4096th while re-decisions of

@@ -16,7 +16,7 @@
 // sum), the thread's scoped placement (part of the key), and for element-wise work
 // whose bucket was chosen by the workers being asleep, their still being
 // asleep (a serial plan made for awake workers holds either way). The calls
-// that are timed for the learning (every 16th or 256th on a thread,
+// that are timed for the learning (every 16th, 256th or 4096th on a thread,
 // BucketState::timed_mask) take the full path, which also re-decides when
 // due and refreshes the entry; plans under telemetry, replay or recording,
 // or with debug logging on never enter.
@@ -49,7 +49,7 @@ class BucketState;
 // The thread's ScopedPlacement (set by veda::ScopedPlacement).
 inline thread_local Placement t_scoped = Placement::Auto;
 
-// Counts the thread's calls with a settled decision: every 16th or 256th (or
+// Counts the thread's calls with a settled decision: every 16th, 256th or 4096th (or
 // every one, in buckets of long calls) is timed, and every 64th-4096th
 // re-decided (a serial plan served from this table: only its timed calls,
 // which alone bring the re-decision anything new).
@@ -62,7 +62,7 @@ struct alignas(64) SettledPlan {  // one cache line
   const std::atomic<bool>* asleep = nullptr;  // element-wise: the workers' asleep flag (must hold)
   BucketState* bucket = nullptr;
   std::uint32_t epoch = 0;
-  std::uint8_t timed_mask = 0;  // the bucket's: calls with count & timed_mask == 0 are timed
+  std::uint16_t timed_mask = 0;  // the bucket's: calls with count & timed_mask == 0 are timed
   std::uint8_t mask = 0;        // the placement mask
   bool deterministic = false;   // the runtime's Config::deterministic
 };
