@@ -38,8 +38,8 @@ Acc run_reduce_cpu(Runtime& rt, const Plan& p, bool deterministic, const Load& l
 
 // Element i of a host range's data.
 template <class T>
-auto load_of(const T* data) {
-  return [data](std::size_t i) { return data[i]; };
+Contiguous<T> load_of(const T* data) {
+  return {data};
 }
 
 // A settled serial plan's deterministic run (settled_plan), which asks no
