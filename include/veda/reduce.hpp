@@ -264,7 +264,8 @@ template <class Acc, class Tag, class Range, class Op>
     if (o.name.empty() && o.tier.empty() && valid_placement(o.placement) &&
         n <= std::numeric_limits<std::size_t>::max() / sizeof(elem_t<Range>)) {
       Plan p;
-      const std::uint64_t key = settled_key(0, n, 0, o.placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin_kind<Tag>()));
+      const std::uint64_t key =
+          settled_key(0, n, 0, o.placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin_kind<Tag>()));
       if (settled_plan(*default_reduce_site<Tag>(Tag::site_name), key, &type_tag<Acc, Range, Op>, n, p)) {
         // A built-in op on numbers runs no user code, which could call
         // shutdown(): it needs no SettledRun (~1.4 ns of the sum above).
@@ -281,7 +282,6 @@ template <class Acc, class Tag, class Range, class Op>
   return reduce_full<Acc, Tag>(r, identity, op, o);
 }
 
-
 template <class Range>
 void require_range() {
   static_assert(is_range_v<Range>, "veda reductions take a std::vector, std::span or veda::Array");
@@ -293,7 +293,6 @@ template <class Range>
   check_args(r, o, op);
   throw InvalidArgument(std::string(op) + " of an empty range");
 }
-
 }  // namespace reduce_detail
 
 template <class Range>
