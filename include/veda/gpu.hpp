@@ -212,13 +212,13 @@ class GpuFunction {
       // them but their length, so it needs no CallDesc, and it takes no
       // CallScope (settled_plans.hpp). A `device` option is checked against
       // the runtime: such calls go the full way.
-      detail::Plan p;
+      detail::SettledHit h;
       if (to_host && forced_ == detail::Tier::Count && opt_.device == -1 &&
-          detail::settled_plan(*site_, detail::settled_key(0, n, 0, opt_.placement, kGpuCapable),
-                               &detail::type_tag<F, R, A...>, n, p)) {
+          detail::settled_hit(*site_, detail::settled_key(0, n, 0, opt_.placement, kGpuCapable),
+                              &detail::type_tag<F, R, A...>, h)) {
         detail::SettledRun running;
         detail::map_range(f_, host_out, 0, n, detail::host_accessor(a)...);
-        detail::end_settled_call(p, n, 0, nullptr);
+        detail::end_settled_call(h, n, 0, nullptr);
         return;
       }
     }

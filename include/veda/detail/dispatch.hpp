@@ -245,32 +245,44 @@ inline std::uint64_t settled_key(const CallDesc& d) noexcept {
   return settled_key(d.exclude_tiers, d.n, residency_of(d), d.placement, d.gpu_capable);
 }
 
-// The thread's settled serial plan for a call of n elements with this key,
-// if it has one that still holds and this call need not be timed (see
-// settled_plans.hpp). A call whose key needs no CallDesc (a host range's
-// reduction or map) asks before building one and before taking a CallScope;
+// What a call served from the thread's settled plans needs of its entry,
+// copied (its user code may replace the entry).
+struct SettledHit {
+  BucketState* bucket = nullptr;
+  std::uint8_t mask = 0;
+  bool deterministic = false;
+};
+// The thread's settled serial plan for a call with this key, if it has one
+// that still holds and this call need not be timed (settled_plans.hpp). A
+// call whose key needs no CallDesc (a host range's reduction or map) asks
+// before building one, before taking a CallScope and without a Plan (whose
+// shared_ptr its caller destroyed on every call: ~1 ns of a 256-float sum);
 // it runs the plan inside a SettledRun.
-[[gnu::always_inline]] inline bool settled_plan(const Site& site, std::uint64_t key, const TypeKey* type_key,
-                                                std::size_t n, Plan& p) noexcept {
+[[gnu::always_inline]] inline bool settled_hit(const Site& site, std::uint64_t key, const TypeKey* type_key,
+                                               SettledHit& h) noexcept {
   const SettledPlan& e = t_settled.entry(&site, key);
   if (e.key != key || e.site != &site || e.type_key != type_key ||
       e.epoch != g_settled_epoch.load(std::memory_order_relaxed) ||
       (e.asleep && !e.asleep->load(std::memory_order_relaxed)) || ((t_settled_calls + 1) & e.timed_mask) == 0)
     return false;
   ++t_settled_calls;
+  h = {e.bucket, e.mask, e.deterministic};
+  return true;
+}
+// The same as a Plan, for a call with a CallDesc.
+[[gnu::always_inline]] inline bool settled_plan(const Site& site, const CallDesc& d, Plan& p) noexcept {
+  SettledHit h;
+  if (!settled_hit(site, settled_key(d), d.type_key, h)) return false;
   p.tier = Tier::Serial;
   p.sync_for_timing = false;
   p.timed = false;
   p.from_table = true;
-  p.deterministic = e.deterministic;
-  p.mask = e.mask;
-  p.grain = std::max<std::size_t>(1, n);
-  p.bucket = e.bucket;
+  p.deterministic = h.deterministic;
+  p.mask = h.mask;
+  p.grain = std::max<std::size_t>(1, d.n);
+  p.bucket = h.bucket;
   p.t0 = 0;
   return true;
-}
-[[gnu::always_inline]] inline bool settled_plan(const Site& site, const CallDesc& d, Plan& p) noexcept {
-  return settled_plan(site, settled_key(d), d.type_key, d.n, p);
 }
 
 // Decides (the out-of-line path). Throws veda::DeviceError for a strict
@@ -284,10 +296,10 @@ inline Plan begin_call(Runtime& rt, Site& site, const CallDesc& d) {
 
 // The end of an untimed call with a settled plan: only the last-decision
 // record, whose shape (dims[0, ndims)) last_call() reads.
-inline void end_settled_call(const Plan& p, std::size_t n, std::uint8_t ndims, const std::size_t* dims) noexcept {
+inline void end_settled_call(const SettledHit& h, std::size_t n, std::uint8_t ndims, const std::size_t* dims) noexcept {
   SettledLast& l = t_settled_last;
-  l.bucket = p.bucket;
-  l.mask = p.mask;
+  l.bucket = h.bucket;
+  l.mask = h.mask;
   l.n = n;
   l.ndims = ndims;
   for (std::size_t k = 0; k < ndims; ++k) l.dims[k] = dims[k];
@@ -301,7 +313,7 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
 inline void end_call(Runtime& rt, const Plan& p, const CallDesc& d, bool measured = true,
                      std::int64_t elapsed_ns = -1) {
   if (!p.from_table || elapsed_ns >= 0) return end_call_slow(rt, p, d, measured, elapsed_ns);
-  end_settled_call(p, d.n, d.ndims, d.dims);
+  end_settled_call({p.bucket, p.mask, p.deterministic}, d.n, d.ndims, d.dims);
 }
 // The GPU tier could not get device memory (or, with `fault`, a launch or
 // copy failed): returns a CPU plan for the same call, counted and logged
