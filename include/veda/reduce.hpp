@@ -26,6 +26,7 @@
 // Thread-safety: any number of threads may reduce at once.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <optional>
