@@ -78,12 +78,12 @@ inline constinit std::atomic<Site*> g_reduce_site{nullptr};
 template <class Tag>
 Site* reduce_site(const ReduceOptions& o, const char* default_name) {
   if (!o.name.empty()) return site_for(&typeid(Tag), o.name, OpClass::Reduce, kReduceTiers, {});
-  static Site* const site = [&] {
-    Site* s = site_for(&typeid(Tag), default_name, OpClass::Reduce, kReduceTiers, {});
+  Site* s = g_reduce_site<Tag>.load(std::memory_order_acquire);
+  if (!s) {  // site_for gives every caller the same site: threads racing here store the same pointer
+    s = site_for(&typeid(Tag), default_name, OpClass::Reduce, kReduceTiers, {});
     g_reduce_site<Tag>.store(s, std::memory_order_release);
-    return s;
-  }();
-  return site;
+  }
+  return s;
 }
 }  // namespace detail
 
