@@ -77,9 +77,13 @@ TEST_CASE("float sums agree within rounding") {
 TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for bit") {
   // The same lanes in 16-byte vectors, combined in the same order (veda::sum
   // and veda::reduce with std::plus sum floats and doubles so, layer_norm its
-  // rows). Sums of mixed signs and magnitudes, where order shows.
+  // rows); contiguous data of kWideSumBytes or more in libveda's
+  // sum_contiguous, in 32-byte vectors where the CPU has AVX. Sums of mixed
+  // signs and magnitudes, where order shows; lengths on both sides of that
+  // threshold, and starts off a vector's alignment (lo = 3).
   const auto plus = [](auto a, auto b) { return a + b; };
-  for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 257, 4093, 65537}) {
+  for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 257, 511, 512, 513, 1023, 1024, 1025, 1027, 4093, 65537,
+                        1000003}) {
     CAPTURE(n);
     std::vector<float> f(n);
     std::vector<double> d(n);
@@ -91,11 +95,13 @@ TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for
       if (lo > n) continue;
       auto lf = [&](std::size_t i) { return f[i]; };
       auto ld = [&](std::size_t i) { return d[i]; };
-      CHECK(bits(veda::detail::sum_vectors<float>(lf, lo, n)) ==
-            bits(veda::detail::reduce_lanes(lf, lo, n, 0.0f, plus)));
-      const double vd = veda::detail::sum_vectors<double>(ld, lo, n);
+      const std::uint32_t ref_f = bits(veda::detail::reduce_lanes(lf, lo, n, 0.0f, plus));
+      CHECK(bits(veda::detail::sum_vectors<float>(lf, lo, n)) == ref_f);
+      CHECK(bits(veda::detail::sum_vectors<float>(veda::detail::Contiguous<float>{f.data()}, lo, n)) == ref_f);
       const double ref = veda::detail::reduce_lanes(ld, lo, n, 0.0, plus);
-      CHECK(std::memcmp(&vd, &ref, sizeof vd) == 0);
+      for (const double vd : {veda::detail::sum_vectors<double>(ld, lo, n),
+                              veda::detail::sum_vectors<double>(veda::detail::Contiguous<double>{d.data()}, lo, n)})
+        CHECK(std::memcmp(&vd, &ref, sizeof vd) == 0);
     }
   }
 }

@@ -69,6 +69,14 @@ struct Contiguous {
   T operator()(std::size_t i) const { return data[i]; }
 };
 
+// The sum of p[0, n), as sum_vectors' contiguous loop gives it bit for bit,
+// out of line in libveda: its block loop in 32-byte vectors where the CPU
+// has AVX (backends/cpu/sum_contiguous.cpp). For kWideSumBytes or more: below,
+// the call costs more than the wider vectors gain.
+float sum_contiguous(const float* p, std::size_t n) noexcept;
+double sum_contiguous(const double* p, std::size_t n) noexcept;
+inline constexpr std::size_t kWideSumBytes = 4096;
+
 // The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
 // lanes held in 16-byte vectors (GCC's vector types) and combined in the
 // same order, so the same result bit for bit. How GCC 12 compiles
@@ -85,6 +93,8 @@ template <class T, class Load>
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   static_assert(NV == 4);
+  if constexpr (std::is_same_v<Load, Contiguous<T>>)
+    if ((hi - lo) * sizeof(T) >= kWideSumBytes) return sum_contiguous(load.data + lo, hi - lo);
   using Vec [[gnu::vector_size(16)]] = T;
   // No subscripts of a vector: nvcc 13's front end, which re-emits host code
   // for the host compiler, stops on them.
