@@ -27,6 +27,11 @@ Runner expsin(Workload& w, const std::string& tier, const std::string& name) {
 }
 
 Runner sum(Workload& w, const std::string& tier, const std::string& name) {
+  if (tier.empty() && name.empty())
+    return [&w] {
+      volatile float s = veda::sum(w.x);  // as a user writes it
+      (void)s;
+    };
   // The options are made once, as the map wrappers above hold theirs.
   return [&w, o = veda::ReduceOptions{.name = name, .tier = tier}] {
     volatile float s = veda::sum(w.x, o);

@@ -267,11 +267,15 @@ template <class Acc, class Tag, class Range, class Op>
                                               const ReduceOptions& o) {
   if constexpr (!is_array_v<Range>) {
     const std::size_t n = r.size();
-    if (o.name.empty() && o.tier.empty() && valid_placement(o.placement) &&
-        n <= std::numeric_limits<std::size_t>::max() / sizeof(elem_t<Range>)) {
+    // The default options' checks fold away where the call passes none (inlined, the
+    // address is known): their three loads were ~0.5 ns of a 256-float sum.
+    const bool defaults = &o == &kNoReduceOptions;
+    const Placement placement = defaults ? Placement::Auto : o.placement;
+    if ((defaults || (o.name.empty() && o.tier.empty() && valid_placement(placement))) &&
+        n <= std::numeric_limits<std::size_t>::max() / sizeof(elem_t<Range>)) [[likely]] {
       SettledHit h;
       const std::uint64_t key =
-          settled_key(0, n, 0, o.placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin_kind<Tag>()));
+          settled_key(0, n, 0, placement, reduce_gpu_capable<elem_t<Range>, Op>(builtin_kind<Tag>()));
       const Site* site = g_reduce_site<Tag>.load(std::memory_order_acquire);
       if (site && settled_hit(*site, key, &type_tag<Acc, Range, Op>, h)) {
         // A built-in op on numbers runs no user code, which could call

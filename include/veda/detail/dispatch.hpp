@@ -228,7 +228,9 @@ class CopyIn {
 
 // A call's size bucket (log2 of its length) and its operands' residency:
 // with the site and element type, what its history is kept by.
-inline int size_bucket(std::size_t n) noexcept { return n == 0 ? 0 : static_cast<int>(std::bit_width(n)) - 1; }
+// (0 and 1 share bucket 0; no branch: GCC laid out the n != 0 case of one
+// as the cold path of a settled reduction.)
+inline int size_bucket(std::size_t n) noexcept { return static_cast<int>(std::bit_width(n | 1)) - 1; }
 inline int residency_of(const CallDesc& d) noexcept { return d.all_on_device ? 2 : d.any_on_device ? 1 : 0; }
 
 // Everything of a call besides its site and element type that its decision

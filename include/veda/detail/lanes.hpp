@@ -100,7 +100,7 @@ template <class T, class Load>
   // for the host compiler, stops on them.
   std::size_t i = lo;
   T r = 0;
-  if (hi - lo >= static_cast<std::size_t>(L)) {
+  if (hi - lo >= static_cast<std::size_t>(L)) [[likely]] {  // else GCC laid the block loop out of the way
     Vec a0 = {}, a1 = {}, a2 = {}, a3 = {};  // 0 + x is x, bit for bit, but for x = -0
     const std::size_t blocks = (hi - lo) / L;
     if constexpr (std::is_same_v<Load, Contiguous<T>>) {
