@@ -106,6 +106,40 @@ TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for
   }
 }
 
+// sum_contiguous reads 32-byte vectors where the CPU has AVX, from aligned
+// addresses also where the data starts 16 bytes past one (its own path):
+// the same bits as the lanes at every start, with -0 kept where the lanes
+// keep it.
+template <class T>
+void check_every_alignment() {
+  const auto plus = [](auto a, auto b) { return a + b; };
+  constexpr std::size_t kMax = 70000;
+  std::vector<T> storage(kMax + 64);
+  T* base = storage.data();
+  while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
+  for (std::size_t i = 0; i < kMax + 16; ++i)
+    base[i] = static_cast<T>((i * 2654435761u) % 2001) * (i % 2 ? T(1e-3) : T(-1.7));
+  for (std::size_t n : {0, 1, 16, 17, 1024, 1025, 1039, 4096, 65537})
+    for (std::size_t off = 0; off < 16; ++off) {
+      CAPTURE(n);
+      CAPTURE(off);
+      const auto load = [&](std::size_t i) { return base[off + i]; };
+      const T got = veda::detail::sum_contiguous(base + off, n), ref = veda::detail::reduce_lanes(load, 0, n, T(0), plus);
+      CHECK(std::memcmp(&got, &ref, sizeof got) == 0);
+    }
+  std::fill(base, base + kMax, -T(0));
+  for (std::size_t off = 0; off < 8; ++off) {
+    const T got = veda::detail::sum_contiguous(base + off, 4100);
+    CHECK(got == 0);
+    CHECK(!std::signbit(got));  // 0 + -0, as the lanes start from 0
+  }
+}
+
+TEST_CASE("detail::sum_contiguous: the lanes' bits from every start, aligned or not") {
+  check_every_alignment<float>();
+  check_every_alignment<double>();
+}
+
 TEST_CASE("reduce with a user operator") {
   Runtime rt;
   std::vector<std::int64_t> v(100003);
