@@ -98,6 +98,8 @@ TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for
       const std::uint32_t ref_f = bits(veda::detail::reduce_lanes(lf, lo, n, 0.0f, plus));
       CHECK(bits(veda::detail::sum_vectors<float>(lf, lo, n)) == ref_f);
       CHECK(bits(veda::detail::sum_vectors<float>(veda::detail::Contiguous<float>{f.data()}, lo, n)) == ref_f);
+      // The inlined loop at every length (sum_contiguous's path without AVX).
+      CHECK(bits(veda::detail::sum_vectors<float, false>(veda::detail::Contiguous<float>{f.data()}, lo, n)) == ref_f);
       const double ref = veda::detail::reduce_lanes(ld, lo, n, 0.0, plus);
       for (const double vd : {veda::detail::sum_vectors<double>(ld, lo, n),
                               veda::detail::sum_vectors<double>(veda::detail::Contiguous<double>{d.data()}, lo, n)})

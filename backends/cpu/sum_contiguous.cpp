@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 
 #include "veda/detail/lanes.hpp"
 
@@ -38,36 +37,21 @@ template <class T>
   std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
 }
 
-// sum_vectors' end: the block lanes' quarters a0..a3 combined by halving,
-// then the elements [from, n) past the blocks.
+// The end of run_avx: its lanes as quarters, combined, then the elements
+// [from, n) past the blocks, as sum_vectors ends.
 template <class T>
 [[gnu::always_inline]] inline T finish(Q<T> a0, Q<T> a1, Q<T> a2, Q<T> a3, const T* p, std::size_t from,
                                        std::size_t n) {
-  constexpr int V = 16 / static_cast<int>(sizeof(T));
-  a0 += a2;
-  a1 += a3;
-  a0 += a1;
-  T lane[V];
-  std::memcpy(lane, &a0, sizeof lane);
   T r = 0;
-  r += combine_lanes<V / 2>(lane, std::plus<T>{});
+  r += combine_quarters<T>(a0, a1, a2, a3);
   for (std::size_t i = from; i < n; ++i) r += p[i];
   return r;
 }
 
-// Four 16-byte vectors, as sum_vectors holds them.
+// Without AVX: sum_vectors' own loop.
 template <class T>
 T run_16(const T* p, std::size_t n) {
-  constexpr int L = kLanes<T>, V = 16 / static_cast<int>(sizeof(T));
-  Q<T> a0 = {}, a1 = {}, a2 = {}, a3 = {};
-  const std::size_t blocks = n / L;
-  for (const T *q = p, *const end = p + blocks * L; q != end; q += L) {
-    add(a0, q);
-    add(a1, q + V);
-    add(a2, q + 2 * V);
-    add(a3, q + 3 * V);
-  }
-  return finish<T>(a0, a1, a2, a3, p, blocks * L, n);
+  return sum_vectors<T, false>(Contiguous<T>{p}, 0, n);
 }
 
 template <class T>

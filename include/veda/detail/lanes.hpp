@@ -88,12 +88,28 @@ inline constexpr std::size_t kWideSumBytes = 4096;
 // slower here; pipelines keep reduce_lanes.
 // Inlined: a settled 256-float sum spent ~1.3 ns calling it (its captures
 // stored for the call, a register spilled around it).
-template <class T, class Load>
+// sum_vectors' 64 bytes of lanes, held as four 16-byte quarters (lanes
+// [k V, (k + 1) V) in a_k), combined as combine_lanes combines them: lane j
+// takes in lane j + 2V, then j + V, then within the first quarter.
+template <class T, class Quarter>
+[[gnu::always_inline]] inline T combine_quarters(Quarter a0, Quarter a1, Quarter a2, Quarter a3) {
+  constexpr int V = 16 / sizeof(T);
+  a0 += a2;
+  a1 += a3;
+  a0 += a1;
+  T in[V];
+  __builtin_memcpy(in, &a0, sizeof in);
+  return combine_lanes<V / 2>(in, std::plus<T>{});
+}
+
+// `kWide`: whether contiguous data of kWideSumBytes or more goes to
+// sum_contiguous (which, without AVX, runs this with kWide false).
+template <class T, bool kWide = true, class Load>
 [[gnu::always_inline]] inline T sum_vectors(const Load& load, std::size_t lo, std::size_t hi) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
   constexpr int L = kLanes<T>, V = 16 / sizeof(T), NV = L / V;
   static_assert(NV == 4);
-  if constexpr (std::is_same_v<Load, Contiguous<T>>)
+  if constexpr (kWide && std::is_same_v<Load, Contiguous<T>>)
     if ((hi - lo) * sizeof(T) >= kWideSumBytes) return sum_contiguous(load.data + lo, hi - lo);
   using Vec [[gnu::vector_size(16)]] = T;
   // No subscripts of a vector: nvcc 13's front end, which re-emits host code
@@ -135,12 +151,7 @@ template <class T, class Load>
       }
     }
     i = lo + blocks * L;
-    a0 += a2;  // lane j takes in lane j + 2V, then j + V ...
-    a1 += a3;
-    a0 += a1;
-    T in[V];  // ... then within the first vector, as combine_lanes goes on
-    __builtin_memcpy(in, &a0, sizeof in);
-    r += combine_lanes<V / 2>(in, std::plus<T>{});
+    r += combine_quarters<T>(a0, a1, a2, a3);
   }
   for (; i < hi; ++i) r += static_cast<T>(load(i));
   return r;
