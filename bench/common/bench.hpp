@@ -65,11 +65,21 @@ std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, co
   return out;
 }
 
-// Picks a batch size so one sample takes about `target_ns`.
+// Picks a batch size so one sample takes about `target_ns`, from a batch
+// grown until it takes a tenth of that. Not from single calls: theirs is
+// mostly the clock's and a first call's time (a veda sum's first call after
+// oneTBB's workers left, which re-checks their sleep, made batches of 256
+// floats last 20 us instead of 2 ms, so that one call weighed on each: 17-40
+// ns a call for a 13 ns call).
 template <class F>
 int calibrate_batch(F&& f, double target_ns = 2e6) {
-  const Stats s = measure(f, 3, 1, 1);
-  return std::max(1, static_cast<int>(target_ns / std::max(s.median, 1.0)));
+  for (long n = 1;; n *= 2) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) f();
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    if (ns >= target_ns / 10 || n >= (1L << 28))
+      return static_cast<int>(std::clamp(static_cast<double>(n) * target_ns / std::max(ns, 1.0), 1.0, 1e9));
+  }
 }
 
 inline double median_of(std::vector<double> v) {
