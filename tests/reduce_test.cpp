@@ -82,7 +82,7 @@ TEST_CASE("detail::sum_vectors gives reduce_lanes' float and double sums bit for
   // signs and magnitudes, where order shows; lengths on both sides of that
   // threshold, and starts off a vector's alignment (lo = 3).
   const auto plus = [](auto a, auto b) { return a + b; };
-  for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 257, 511, 512, 513, 1023, 1024, 1025, 1027, 4093, 65537,
+  for (std::size_t n : {0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 1027, 4093, 65537,
                         1000003}) {
     CAPTURE(n);
     std::vector<float> f(n);

@@ -1,4 +1,4 @@
-// sum_contiguous (detail/lanes.hpp): a float or double sum of 4 KiB or more
+// sum_contiguous (detail/lanes.hpp): a float or double sum of 1 KiB or more
 // of contiguous data, in sum_vectors' lanes and order, so the same bits.
 //
 // Why: inlined, the loop holds its 64 bytes of lanes in four 16-byte vectors
@@ -8,7 +8,8 @@
 // 4096-float veda::sum to 1.16-1.31x the hand-written loop. Where the CPU has
 // AVX the same lanes fit two 32-byte vectors: half the adds, chains of the
 // same length (4096 floats 0.91-0.99x the loop, bench_elementwise --quick on
-// an AVX-512 Xeon; docs/benchmarks.md).
+// an AVX-512 Xeon; docs/benchmarks.md). And its loop lies where libveda's
+// build put it, not wherever the caller's compiler did (lanes.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,8 +43,7 @@ template <class T>
 template <class T>
 [[gnu::always_inline]] inline T finish(Q<T> a0, Q<T> a1, Q<T> a2, Q<T> a3, const T* p, std::size_t from,
                                        std::size_t n) {
-  T r = 0;
-  r += combine_quarters<T>(a0, a1, a2, a3);
+  T r = combine_quarters<T>(a0, a1, a2, a3);  // never -0 (sum_vectors)
   for (std::size_t i = from; i < n; ++i) r += p[i];
   return r;
 }

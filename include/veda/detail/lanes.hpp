@@ -71,11 +71,16 @@ struct Contiguous {
 
 // The sum of p[0, n), as sum_vectors' contiguous loop gives it bit for bit,
 // out of line in libveda: its block loop in 32-byte vectors where the CPU
-// has AVX (backends/cpu/sum_contiguous.cpp). For kWideSumBytes or more: below,
-// the call costs more than the wider vectors gain.
+// has AVX (backends/cpu/sum_contiguous.cpp). For kWideSumBytes or more.
+// Inlined, the loop's speed depended on where the caller's compiler put it:
+// a settled 256-float veda::sum took 11.6-13.3 ns in one program (g++ or
+// nvcc, -falign-loops 16-64; the loop 10.0-10.5), 13.4-14.0 ns in the CUDA
+// build's bench_elementwise, whose loop crossed a 64-byte line; out of line
+// 11.6-12.2 ns wherever the call lies. Below 1 KiB the call costs more than
+// the wider vectors gain (64 floats: 7.6-8.6 ns against 6.5-7.4 inlined).
 float sum_contiguous(const float* p, std::size_t n) noexcept;
 double sum_contiguous(const double* p, std::size_t n) noexcept;
-inline constexpr std::size_t kWideSumBytes = 4096;
+inline constexpr std::size_t kWideSumBytes = 1024;
 
 // The float or double sum of load(i) over [lo, hi): reduce_lanes with +, its
 // lanes held in 16-byte vectors (GCC's vector types) and combined in the
@@ -151,7 +156,9 @@ template <class T, bool kWide = true, class Load>
       }
     }
     i = lo + blocks * L;
-    r += combine_quarters<T>(a0, a1, a2, a3);
+    // Not r +=: lanes that start from +0 are never -0 (x + y is -0 only for
+    // two -0s), so 0 + r would be r, one add later (0.3 ns of a 256-float sum's 10).
+    r = combine_quarters<T>(a0, a1, a2, a3);
   }
   for (; i < hi; ++i) r += static_cast<T>(load(i));
   return r;
