@@ -250,7 +250,12 @@ void follow_trial(TypeSlot& slot, BucketState& b, Choice& c, bool may_start) {
   for (const Estimate& e : c.estimates)
     if (e.tier == c.tier && e.total_us - e.wake_us >= kTrialMaxUs) return;
   t = {b.generation, &slot, awake_index, c.tier, kTrialRuns};
-  for (auto& cached : slot.awake_twin(b).cached) cached.store(0, std::memory_order_relaxed);
+  // Through clear_decisions, which also drops the threads' settled plans: a
+  // serial plan the awake bucket had left in this thread's table would
+  // otherwise serve the trial's calls, and after it every call, the bucket's
+  // next decision replacing a cleared one (expsin 2^12 in bench_elementwise:
+  // serial, 16.7 us, where the bucket had just chosen tbb-auto, 10 us).
+  slot.awake_twin(b).clear_decisions();
 }
 
 void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, const CallDesc& d,

@@ -10,6 +10,8 @@
 // another tier's is compared with back-to-back runs only until its tier has
 // some. A runner-up whose newest runs a burst of load slowed is re-measured
 // once stale, however slow they were, and one re-measurement brings it back.
+// A trial that clears the awake bucket's decision also drops the serial plan
+// it left in the thread's table.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -901,6 +903,91 @@ TEST_CASE("sleeping workers: woken on trusted awake figures, the awake bucket's 
     end_call(rt, next, d, true, 4'600);
     veda::shutdown();
   }
+}
+
+TEST_CASE("sleeping workers: a trial drops the awake bucket's settled serial plan from the thread's table") {
+  // The awake bucket settled on serial (its parallel figures measured while
+  // another process took the second core) and left that plan in the
+  // thread's table, where it also serves calls that find the workers asleep.
+  // A timed call reaches the sleeping bucket, whose try of a parallel tier
+  // on an old awake figure begins a trial, which clears the awake bucket's
+  // decision: its calls and those after them run what the awake bucket
+  // decides, not that plan (which kept serving them: 21 of these 40 calls
+  // ran serial; in bench_elementwise expsin 2^12 stayed serial, 16.7 us,
+  // after the awake bucket had re-decided for tbb-auto at 10 us).
+  veda::init(veda::Config::builder().threads(2).profile(trial_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "trial-drops-awake-plan", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(std::size_t{1} << 16);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // asleep after 1 ms idle here
+  Plan first = begin_call(rt, site, d);
+  if (!TypeSlot::for_sleeping_workers(*first.bucket)) {
+    MESSAGE("skipped: the workers of an earlier case were still awake");
+    end_call(rt, first, d, false);
+    veda::shutdown();
+    return;
+  }
+  BucketState& asleep = *first.bucket;
+  BucketState& awake = asleep.slot->awake_twin(asleep);
+  end_call(rt, first, d, true, first.tier == Tier::Serial ? 6'400 : 25'000);
+  const auto measured = [&](BucketState& b, Tier t, double us, std::int64_t when) {
+    std::lock_guard lock(b.mu);
+    b.generation = asleep.generation;
+    auto& samples = b.samples[static_cast<std::size_t>(t)];
+    samples.reset();
+    while (samples.count() < TierSamples::kRing) samples.add(static_cast<float>(us), 1 << 16);
+    TierBook& book = b.book_on(t, 0);
+    book.last_sample_ns = when;
+    book.seeded = book.switched_only = false;
+  };
+  const std::int64_t now = now_ns();
+  Plan p;
+  for (BucketState* b : {&asleep, &awake}) {
+    measured(*b, Tier::Serial, 6.4, now);
+    measured(*b, Tier::TbbStatic, 25, now);
+    measured(*b, Tier::TbbAuto, 25, now);
+    b->cache_decision(first.mask, 0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  p = begin_call(rt, site, d);  // ends the trial the first call may have begun
+  REQUIRE(p.bucket == &asleep);
+  CHECK(p.tier == Tier::Serial);
+  end_call(rt, p, d, true, 6'400);
+  // Its serial decision cleared, as where waking pays (nothing settles
+  // there, so the try below replaces no decision and bumps no epoch).
+  asleep.cache_decision(first.mask, 0);
+  parallel_done(rt);  // awake for 1 ms
+  p = begin_call(rt, site, d);
+  REQUIRE(p.bucket == &awake);
+  CHECK(p.tier == Tier::Serial);
+  CHECK(!p.sync_for_timing);  // settled, and offered to the table
+  end_call(rt, p, d, true, 6'400);
+  p = begin_call(rt, site, d);
+  CHECK(p.from_table);
+  end_call(rt, p, d, true, 6'400);
+  // Re-measured since, faster: but that figure is old now, so a try from the
+  // sleeping bucket begins a trial. The awake bucket has not re-decided.
+  measured(awake, Tier::TbbStatic, 4.6, now - 2 * kStaleNs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  bool tried = false;
+  for (int i = 0; i < 300 && !tried; ++i) {  // the table serves all but the timed calls
+    p = begin_call(rt, site, d);
+    tried = p.bucket == &asleep && p.tier == Tier::TbbStatic;
+    end_call(rt, p, d, true, tried ? 25'000 : 6'400);
+  }
+  REQUIRE(tried);
+  parallel_done(rt);
+  // The trial's calls, and the ones after it by the decision they make.
+  int serial = 0;
+  for (int i = 0; i < 40; ++i) {
+    p = begin_call(rt, site, d);
+    CHECK(p.bucket == &awake);
+    serial += p.tier == Tier::Serial;
+    end_call(rt, p, d, true, p.tier == Tier::Serial ? 6'400 : 4'600);
+    if (p.tier != Tier::Serial) parallel_done(rt);
+  }
+  CHECK(serial == 0);
+  veda::shutdown();
 }
 
 TEST_CASE("calls of a millisecond or more keep one history whether or not the workers slept") {
