@@ -76,8 +76,10 @@ struct Contiguous {
 // a settled 256-float veda::sum took 11.6-13.3 ns in one program (g++ or
 // nvcc, -falign-loops 16-64; the loop 10.0-10.5), 13.4-14.0 ns in the CUDA
 // build's bench_elementwise, whose loop crossed a 64-byte line; out of line
-// 11.6-12.2 ns wherever the call lies. Below 1 KiB the call costs more than
-// the wider vectors gain (64 floats: 7.6-8.6 ns against 6.5-7.4 inlined).
+// 11.6-12.2 ns in all of those programs, whose layout no longer matters
+// (libveda's own layout and the data's alignment still do: 11.7-14.3 ns
+// against another build of it). Below 1 KiB the call costs more than the
+// wider vectors gain (64 floats: 7.6-8.6 ns against 6.5-7.4 inlined).
 float sum_contiguous(const float* p, std::size_t n) noexcept;
 double sum_contiguous(const double* p, std::size_t n) noexcept;
 inline constexpr std::size_t kWideSumBytes = 1024;
