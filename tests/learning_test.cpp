@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -852,6 +853,32 @@ TEST_CASE("sleeping workers: a parallel tier tried from their bucket runs a stre
   veda::shutdown();
 }
 
+namespace {
+// The first call of a site on 2^16 elements after 3 ms idle (the trial
+// profile's workers sleep after 1 ms), if it finds them asleep (an earlier
+// case's may still be in the arena).
+std::optional<Plan> first_after_idle(veda::Runtime& rt, Site& site, const CallDesc& d) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  Plan first = begin_call(rt, site, d);
+  if (TypeSlot::for_sleeping_workers(*first.bucket)) return first;
+  MESSAGE("skipped: the workers of an earlier case were still awake");
+  end_call(rt, first, d, false);
+  return std::nullopt;
+}
+
+// Bucket b's history of tier t: TierSamples::kRing runs of `us`, the newest at `when`.
+void measured(BucketState& b, std::uint64_t generation, Tier t, double us, std::int64_t when) {
+  std::lock_guard lock(b.mu);
+  b.generation = generation;
+  auto& samples = b.samples[static_cast<std::size_t>(t)];
+  samples.reset();
+  while (samples.count() < TierSamples::kRing) samples.add(static_cast<float>(us), 1 << 16);
+  TierBook& book = b.book_on(t, 0);
+  book.last_sample_ns = when;
+  book.seeded = book.switched_only = false;
+}
+}  // namespace
+
 TEST_CASE("sleeping workers: woken on trusted awake figures, the awake bucket's decision stands; on old ones, a trial") {
   // A trial's calls re-decide and are timed each (2^16 floats: about 1 us
   // more a call); where the awake figures are confirmed, recent and faster
@@ -862,34 +889,23 @@ TEST_CASE("sleeping workers: woken on trusted awake figures, the awake bucket's 
     veda::Runtime& rt = veda::get_runtime();
     Site& site = *site_for(&kTag, old ? "wake-on-old-figures" : "wake-on-trusted-figures", OpClass::Map, kCpuTiers, {});
     const CallDesc d = desc(std::size_t{1} << 16);
-    std::this_thread::sleep_for(std::chrono::milliseconds(3));  // asleep after 1 ms idle here
-    Plan first = begin_call(rt, site, d);
-    if (!TypeSlot::for_sleeping_workers(*first.bucket)) {
-      MESSAGE("skipped: the workers of an earlier case were still awake");
-      end_call(rt, first, d, false);
+    const std::optional<Plan> first = first_after_idle(rt, site, d);
+    if (!first) {
       veda::shutdown();
       continue;
     }
-    BucketState& asleep = *first.bucket;
-    end_call(rt, first, d, true, first.tier == Tier::Serial ? 6'400 : 25'000);
+    BucketState& asleep = *first->bucket;
+    end_call(rt, *first, d, true, first->tier == Tier::Serial ? 6'400 : 25'000);
     BucketState& awake = asleep.slot->awake_twin(asleep);
     const std::int64_t now = now_ns();
-    auto measured = [&](BucketState& b, Tier t, double us, std::int64_t when) {
-      std::lock_guard lock(b.mu);
-      b.generation = asleep.generation;
-      auto& samples = b.samples[static_cast<std::size_t>(t)];
-      while (samples.count() < TierSamples::kRing) samples.add(static_cast<float>(us), 1 << 16);
-      TierBook& book = b.book_on(t, 0);
-      book.last_sample_ns = when;
-      book.seeded = book.switched_only = false;
-    };
-    measured(asleep, Tier::Serial, 6.4, now);
-    measured(asleep, Tier::TbbStatic, 25, now);
-    measured(asleep, Tier::TbbAuto, 25, now);
-    measured(awake, Tier::Serial, 6.4, now);
-    measured(awake, Tier::TbbAuto, 5.0, now);
-    measured(awake, Tier::TbbStatic, 4.6, old ? now - 2 * kStaleNs : now);
-    asleep.cache_decision(first.mask, 0);
+    const std::uint64_t gen = asleep.generation;
+    measured(asleep, gen, Tier::Serial, 6.4, now);
+    measured(asleep, gen, Tier::TbbStatic, 25, now);
+    measured(asleep, gen, Tier::TbbAuto, 25, now);
+    measured(awake, gen, Tier::Serial, 6.4, now);
+    measured(awake, gen, Tier::TbbAuto, 5.0, now);
+    measured(awake, gen, Tier::TbbStatic, 4.6, old ? now - 2 * kStaleNs : now);
+    asleep.cache_decision(first->mask, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
     Plan wake = begin_call(rt, site, d);
     REQUIRE(wake.bucket == &asleep);
@@ -919,34 +935,22 @@ TEST_CASE("sleeping workers: a trial drops the awake bucket's settled serial pla
   veda::Runtime& rt = veda::get_runtime();
   Site& site = *site_for(&kTag, "trial-drops-awake-plan", OpClass::Map, kCpuTiers, {});
   const CallDesc d = desc(std::size_t{1} << 16);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // asleep after 1 ms idle here
-  Plan first = begin_call(rt, site, d);
-  if (!TypeSlot::for_sleeping_workers(*first.bucket)) {
-    MESSAGE("skipped: the workers of an earlier case were still awake");
-    end_call(rt, first, d, false);
+  const std::optional<Plan> first = first_after_idle(rt, site, d);
+  if (!first) {
     veda::shutdown();
     return;
   }
-  BucketState& asleep = *first.bucket;
+  BucketState& asleep = *first->bucket;
   BucketState& awake = asleep.slot->awake_twin(asleep);
-  end_call(rt, first, d, true, first.tier == Tier::Serial ? 6'400 : 25'000);
-  const auto measured = [&](BucketState& b, Tier t, double us, std::int64_t when) {
-    std::lock_guard lock(b.mu);
-    b.generation = asleep.generation;
-    auto& samples = b.samples[static_cast<std::size_t>(t)];
-    samples.reset();
-    while (samples.count() < TierSamples::kRing) samples.add(static_cast<float>(us), 1 << 16);
-    TierBook& book = b.book_on(t, 0);
-    book.last_sample_ns = when;
-    book.seeded = book.switched_only = false;
-  };
+  end_call(rt, *first, d, true, first->tier == Tier::Serial ? 6'400 : 25'000);
   const std::int64_t now = now_ns();
+  const std::uint64_t gen = asleep.generation;
   Plan p;
   for (BucketState* b : {&asleep, &awake}) {
-    measured(*b, Tier::Serial, 6.4, now);
-    measured(*b, Tier::TbbStatic, 25, now);
-    measured(*b, Tier::TbbAuto, 25, now);
-    b->cache_decision(first.mask, 0);
+    measured(*b, gen, Tier::Serial, 6.4, now);
+    measured(*b, gen, Tier::TbbStatic, 25, now);
+    measured(*b, gen, Tier::TbbAuto, 25, now);
+    b->cache_decision(first->mask, 0);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(3));
   p = begin_call(rt, site, d);  // ends the trial the first call may have begun
@@ -955,7 +959,7 @@ TEST_CASE("sleeping workers: a trial drops the awake bucket's settled serial pla
   end_call(rt, p, d, true, 6'400);
   // Its serial decision cleared, as where waking pays (nothing settles
   // there, so the try below replaces no decision and bumps no epoch).
-  asleep.cache_decision(first.mask, 0);
+  asleep.cache_decision(first->mask, 0);
   parallel_done(rt);  // awake for 1 ms
   p = begin_call(rt, site, d);
   REQUIRE(p.bucket == &awake);
@@ -967,7 +971,7 @@ TEST_CASE("sleeping workers: a trial drops the awake bucket's settled serial pla
   end_call(rt, p, d, true, 6'400);
   // Re-measured since, faster: but that figure is old now, so a try from the
   // sleeping bucket begins a trial. The awake bucket has not re-decided.
-  measured(awake, Tier::TbbStatic, 4.6, now - 2 * kStaleNs);
+  measured(awake, gen, Tier::TbbStatic, 4.6, now - 2 * kStaleNs);
   std::this_thread::sleep_for(std::chrono::milliseconds(3));
   bool tried = false;
   for (int i = 0; i < 300 && !tried; ++i) {  // the table serves all but the timed calls
