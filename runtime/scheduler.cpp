@@ -293,7 +293,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   b.coexec_fraction.store(c.gpu_fraction, std::memory_order_relaxed);
   b.coexec_devices.store(static_cast<std::uint8_t>(c.gpu_devices), std::memory_order_relaxed);
   const std::uint64_t settled = c.settled ? pack(st.generation, c.tier) : 0;
-  const bool confirmed = settled != 0 && b.cached[r.mask].load(std::memory_order_relaxed) == settled &&
+  const bool confirmed = settled != 0 && b.cached(r.mask, std::memory_order_relaxed) == settled &&
                          b.timed_mask.load(std::memory_order_relaxed) != b.kTimeAll;
   const std::uint32_t mask = b.redecide_mask.load(std::memory_order_relaxed);
   // How long the chosen tier's calls take, also when known only from stored
@@ -428,7 +428,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
   const std::uint64_t key = settled_key(d);
   if (key == 0 || st.telemetry || st.replay || st.recorder || r.forced == Forced::GpuFellBack ||
       log().should_log(spdlog::level::debug) ||
-      b.cached[r.mask].load(std::memory_order_relaxed) != pack(st.generation, Tier::Serial))
+      b.cached(r.mask, std::memory_order_relaxed) != pack(st.generation, Tier::Serial))
     return;
   SettledPlan& e = t_settled.entry(&site, key);
   e.site = &site;
@@ -480,7 +480,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   const bool forced = d.forced_tier != Tier::Count && forced_tier_usable(st, site, d, r);
   if (d.forced_tier != Tier::Count && !forced && tier_device(d.forced_tier) == Device::Gpu)
     p.fell_back = static_cast<std::uint8_t>(FallbackKind::ForcedGpuTier);
-  const std::uint64_t packed = forced ? 0 : b.cached[r.mask].load(std::memory_order_acquire);
+  const std::uint64_t packed = forced ? 0 : b.cached(r.mask);
   // Every 64th-4096th call on this thread re-decides with the history
   // gathered since (a thread-local count: no shared cache line on the hot path).
   std::uint32_t& calls = t_settled_calls;

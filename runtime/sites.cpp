@@ -83,12 +83,12 @@ void BucketState::reset(std::uint64_t gen) {
 }
 
 void BucketState::cache_decision(std::size_t mask, std::uint64_t packed) noexcept {
-  const std::uint64_t old = cached[mask].exchange(packed, std::memory_order_acq_rel);
+  const std::uint64_t old = cached_[mask].exchange(packed, std::memory_order_acq_rel);
   if (old != 0 && old != packed) invalidate_settled_plans();  // after the store: see offer_settled
 }
 
 void BucketState::clear_decisions() noexcept {
-  for (auto& c : cached) c.store(0, std::memory_order_relaxed);
+  for (auto& c : cached_) c.store(0, std::memory_order_relaxed);
   invalidate_settled_plans();
 }
 

@@ -107,9 +107,13 @@ class BucketState {
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
-  // Written only through the two below: replacing a settled decision bumps
-  // g_settled_epoch, which the threads' settled plans check instead of it.
-  std::array<std::atomic<std::uint64_t>, kMasks> cached{};
+  // Private, written only through the two below: replacing or clearing a
+  // settled decision bumps g_settled_epoch, which the threads' settled plans
+  // check instead of it (a trial that stored 0 directly left a serial plan
+  // serving calls after the bucket had re-decided).
+  std::uint64_t cached(std::size_t mask, std::memory_order o = std::memory_order_acquire) const noexcept {
+    return cached_[mask].load(o);
+  }
   void cache_decision(std::size_t mask, std::uint64_t packed) noexcept;
   void clear_decisions() noexcept;
   // The device slot a settled GPU decision was made for (several devices).
@@ -145,6 +149,7 @@ class BucketState {
   void reset(std::uint64_t generation);
 
  private:
+  std::array<std::atomic<std::uint64_t>, kMasks> cached_{};
   struct OtherDevice {
     std::array<TierSamples, kTierCount> samples;
     std::array<TierBook, kTierCount> books{};

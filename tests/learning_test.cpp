@@ -722,7 +722,7 @@ TEST_CASE("sleeping workers: between tries to wake them, a serial decision is no
   }
   CHECK(tries >= 1);
   CHECK(unsettled_serial >= 1);  // the calls within kWakeMinNs of a try
-  CHECK(asleep.cached[first.mask].load() == 0);
+  CHECK(asleep.cached(first.mask) == 0);
   veda::shutdown();
 }
 

@@ -71,15 +71,11 @@ struct Contiguous {
 
 // The sum of p[0, n), as sum_vectors' contiguous loop gives it bit for bit,
 // out of line in libveda: its block loop in 32-byte vectors where the CPU
-// has AVX (backends/cpu/sum_contiguous.cpp). For kWideSumBytes or more.
-// Inlined, the loop's speed depended on where the caller's compiler put it:
-// a settled 256-float veda::sum took 11.6-13.3 ns in one program (g++ or
-// nvcc, -falign-loops 16-64; the loop 10.0-10.5), 13.4-14.0 ns in the CUDA
-// build's bench_elementwise, whose loop crossed a 64-byte line; out of line
-// 11.6-12.2 ns in all of those programs, whose layout no longer matters
-// (libveda's own layout and the data's alignment still do: 11.7-14.3 ns
-// against another build of it). Below 1 KiB the call costs more than the
-// wider vectors gain (64 floats: 7.6-8.6 ns against 6.5-7.4 inlined).
+// has AVX (backends/cpu/sum_contiguous.cpp). For kWideSumBytes or more:
+// inlined, the loop's speed followed where the caller's compiler placed it
+// (a 256-float sum 1.29-1.35x the loop in one build, 1.19-1.22x in another,
+// the same instructions; docs/concepts.md); below 1 KiB the call costs more
+// than the wider vectors gain.
 float sum_contiguous(const float* p, std::size_t n) noexcept;
 double sum_contiguous(const double* p, std::size_t n) noexcept;
 inline constexpr std::size_t kWideSumBytes = 1024;
