@@ -1,6 +1,7 @@
 // transpose: veda::transpose against a 32 x 32 tiled loop, serial and
 // oneTBB, on n x n doubles (odd, power-of-two and round orders), for B = A^T
-// and for B += A^T. Ratio = veda / the fastest peer. Target: <= 1.05.
+// and for B += A^T. Ratio = veda / the fastest peer. Target: <= 1.05 at
+// every size, both forms.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -53,10 +54,13 @@ int main(int argc, char** argv) {
   veda::init();
   std::vector<double> plain, acc;
   std::vector<Table> tables = {run(false, opt, plain), run(true, opt, acc)};
+  std::vector<double> all = plain;
+  all.insert(all.end(), acc.begin(), acc.end());
+  const double worst = *std::max_element(all.begin(), all.end());
   write_json(opt.json_path, "transpose", tables, {},
-             {{"transpose vs the best tiled loop (median over sizes; worst " +
-                   fmt(*std::max_element(plain.begin(), plain.end()), 3) + ")",
-               fmt(median_of(plain), 3) + "x", "<= 1.05x", median_of(plain) <= 1.05}});
+             {{"transpose, B = A^T and B += A^T, vs the best tiled loop (worst over sizes; median " +
+                   fmt(median_of(all), 3) + ")",
+               fmt(worst, 3) + "x", "<= 1.05x", worst <= 1.05}});
   veda::shutdown();
   return 0;
 }
