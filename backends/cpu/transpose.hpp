@@ -1,6 +1,7 @@
 // CPU transpose tiers: serial and tbb-auto, both in cache blocks so that
 // reads and writes each stay within a few cache lines per block (smaller
-// pieces at power-of-two row lengths: see transpose.cpp).
+// pieces at power-of-two row lengths; 4 x 4 register tiles of 8-byte
+// elements where the CPU has AVX: see transpose.cpp).
 #pragma once
 
 #include <cstddef>
