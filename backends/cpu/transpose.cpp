@@ -23,17 +23,37 @@ typedef std::uint16_t u16a __attribute__((may_alias));
 typedef std::uint32_t u32a __attribute__((may_alias));
 typedef std::uint64_t u64a __attribute__((may_alias));
 
-// Where the CPU has AVX, 8-byte elements move in 4 x 4 register tiles: 4
-// loads, 8 shuffles and 4 stores for 16 elements, against 16 loads and 16
-// stores one by one (B += A^T at 250^2 doubles: 20 us vs 27). GCC's vector
-// type rather than intrinsics, so that one walker compiles for either target.
-using Quad = double __attribute__((vector_size(32)));
-// Read and written through an unaligned, may_alias twin: one load or store
-// each (memcpy into an array of them went through the stack, 16 bytes at a
-// time).
-typedef double QuadU __attribute__((vector_size(32), aligned(8), may_alias));
-[[gnu::always_inline]] inline const QuadU& quad_at(const void* p) { return *static_cast<const QuadU*>(p); }
-[[gnu::always_inline]] inline QuadU& quad_at(void* p) { return *static_cast<QuadU*>(p); }
+// Where the CPU has AVX, 8- and 4-byte elements move in register tiles of
+// 4 x 4 and 8 x 8: for 16 doubles 4 loads, 8 shuffles and 4 stores against
+// 16 loads and 16 stores one by one (B += A^T at 250^2 doubles: 20 us vs
+// 27). GCC's vector types rather than intrinsics, so that one walker
+// compiles for either target; read and written through unaligned, may_alias
+// twins, one load or store each (memcpy into an array of registers went
+// through the stack, 16 bytes at a time).
+typedef double Reg8 __attribute__((vector_size(32)));
+typedef float Reg4 __attribute__((vector_size(32)));
+typedef double Reg8U __attribute__((vector_size(32), aligned(8), may_alias));
+typedef float Reg4U __attribute__((vector_size(32), aligned(4), may_alias));
+template <std::size_t Bytes>
+struct Regs;
+template <>
+struct Regs<8> {
+  using V = Reg8;
+  using VU = Reg8U;
+};
+template <>
+struct Regs<4> {
+  using V = Reg4;
+  using VU = Reg4U;
+};
+template <std::size_t Bytes>
+[[gnu::always_inline]] inline const typename Regs<Bytes>::VU& reg_at(const void* p) {
+  return *static_cast<const typename Regs<Bytes>::VU*>(p);
+}
+template <std::size_t Bytes>
+[[gnu::always_inline]] inline typename Regs<Bytes>::VU& reg_at(void* p) {
+  return *static_cast<typename Regs<Bytes>::VU*>(p);
+}
 
 // How an element (or a row of a register tile) is stored: copied, or
 // alpha v + beta o for float and double (beta 0: the old o is not read, it
@@ -41,27 +61,54 @@ typedef double QuadU __attribute__((vector_size(32), aligned(8), may_alias));
 struct Copy {
   template <class U>
   void operator()(U& o, U v) const { o = v; }
-  [[gnu::always_inline]] void vec(void* o, const Quad& v) const { quad_at(o) = v; }
+  template <class V>
+  [[gnu::always_inline]] void vec(void* o, const V& v) const { reg_at<sizeof(v[0])>(o) = v; }
 };
 template <class T>
 struct Scale {
   T alpha, beta;
   void operator()(T& o, T v) const { o = beta == T(0) ? alpha * v : alpha * v + beta * o; }
-  [[gnu::always_inline]] void vec(void* o, const Quad& v) const {
-    quad_at(o) = beta == T(0) ? alpha * v : alpha * v + beta * quad_at(o);
+  [[gnu::always_inline]] void vec(void* o, const typename Regs<sizeof(T)>::V& v) const {
+    reg_at<sizeof(T)>(o) = beta == T(0) ? alpha * v : alpha * v + beta * reg_at<sizeof(T)>(o);
   }
 };
 
-// out rows j..j+3, columns i..i+3 from in rows i..i+3, columns j..j+3.
+// The register tile at in row i, column j: out rows j.., columns i.., as
+// many of each as a 32-byte register holds elements.
 template <class U, class Store>
-[[gnu::always_inline]] inline void quad(const U* in, U* out, std::size_t rows, std::size_t cols, Store store) {
-  const Quad r0 = quad_at(in), r1 = quad_at(in + cols), r2 = quad_at(in + 2 * cols), r3 = quad_at(in + 3 * cols);
-  const Quad lo01 = __builtin_shufflevector(r0, r1, 0, 4, 2, 6), hi01 = __builtin_shufflevector(r0, r1, 1, 5, 3, 7);
-  const Quad lo23 = __builtin_shufflevector(r2, r3, 0, 4, 2, 6), hi23 = __builtin_shufflevector(r2, r3, 1, 5, 3, 7);
-  store.vec(out, __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5));
-  store.vec(out + rows, __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5));
-  store.vec(out + 2 * rows, __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7));
-  store.vec(out + 3 * rows, __builtin_shufflevector(hi01, hi23, 2, 3, 6, 7));
+[[gnu::always_inline]] inline void reg_tile(const U* in, U* out, std::size_t rows, std::size_t cols, Store store) {
+  using V = typename Regs<sizeof(U)>::V;
+  using VU = typename Regs<sizeof(U)>::VU;  // named: auto would deduce V's alignment
+  const auto row = [&](std::size_t k) -> const VU& { return reg_at<sizeof(U)>(in + k * cols); };
+  if constexpr (sizeof(U) == 8) {
+    const V r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
+    const V lo01 = __builtin_shufflevector(r0, r1, 0, 4, 2, 6), hi01 = __builtin_shufflevector(r0, r1, 1, 5, 3, 7);
+    const V lo23 = __builtin_shufflevector(r2, r3, 0, 4, 2, 6), hi23 = __builtin_shufflevector(r2, r3, 1, 5, 3, 7);
+    store.vec(out, __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5));
+    store.vec(out + rows, __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5));
+    store.vec(out + 2 * rows, __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7));
+    store.vec(out + 3 * rows, __builtin_shufflevector(hi01, hi23, 2, 3, 6, 7));
+  } else {
+    // Pairs of rows interleaved, then pairs of pairs: u[q] holds columns q
+    // and q + 4 of four rows (rows 0-3 for q < 4, 4-7 above), whose halves
+    // are out's rows.
+    V u[8];
+    for (std::size_t h = 0; h < 2; ++h) {
+      const V a = row(4 * h), b = row(4 * h + 1), c = row(4 * h + 2), d = row(4 * h + 3);
+      const V ab_lo = __builtin_shufflevector(a, b, 0, 8, 1, 9, 4, 12, 5, 13);
+      const V ab_hi = __builtin_shufflevector(a, b, 2, 10, 3, 11, 6, 14, 7, 15);
+      const V cd_lo = __builtin_shufflevector(c, d, 0, 8, 1, 9, 4, 12, 5, 13);
+      const V cd_hi = __builtin_shufflevector(c, d, 2, 10, 3, 11, 6, 14, 7, 15);
+      u[4 * h] = __builtin_shufflevector(ab_lo, cd_lo, 0, 1, 8, 9, 4, 5, 12, 13);
+      u[4 * h + 1] = __builtin_shufflevector(ab_lo, cd_lo, 2, 3, 10, 11, 6, 7, 14, 15);
+      u[4 * h + 2] = __builtin_shufflevector(ab_hi, cd_hi, 0, 1, 8, 9, 4, 5, 12, 13);
+      u[4 * h + 3] = __builtin_shufflevector(ab_hi, cd_hi, 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+    for (std::size_t q = 0; q < 4; ++q) {
+      store.vec(out + q * rows, __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11));
+      store.vec(out + (q + 4) * rows, __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15));
+    }
+  }
 }
 
 // How a piece is walked: element by element, or in register tiles with in's
@@ -79,14 +126,18 @@ template <std::size_t Micro, Order W, class U, class Store>
           const std::size_t ie = std::min(i1, im + Micro), je = std::min(j1, jm + Micro);
           std::size_t iv = im, jv = jm;  // [im, iv) x [jm, jv): the register tiles' part
           if constexpr (W != Order::Elements) {
-            iv += (ie - im) / 4 * 4;
-            jv += (je - jm) / 4 * 4;
+            constexpr std::size_t R = 32 / sizeof(U);  // a register tile's rows and columns
+            iv += (ie - im) / R * R;
+            jv += (je - jm) / R * R;
+            const auto tile = [&](std::size_t i, std::size_t j) {
+              reg_tile(in + i * cols + j, out + j * rows + i, rows, cols, store);
+            };
             if constexpr (W == Order::InRows) {
-              for (std::size_t i = im; i < iv; i += 4)
-                for (std::size_t j = jm; j < jv; j += 4) quad(in + i * cols + j, out + j * rows + i, rows, cols, store);
+              for (std::size_t i = im; i < iv; i += R)
+                for (std::size_t j = jm; j < jv; j += R) tile(i, j);
             } else {
-              for (std::size_t j = jm; j < jv; j += 4)
-                for (std::size_t i = im; i < iv; i += 4) quad(in + i * cols + j, out + j * rows + i, rows, cols, store);
+              for (std::size_t j = jm; j < jv; j += R)
+                for (std::size_t i = im; i < iv; i += R) tile(i, j);
             }
           }
           for (std::size_t i = im; i < iv; ++i)
@@ -98,7 +149,7 @@ template <std::size_t Micro, Order W, class U, class Store>
 }
 
 // The walk of a whole call, chosen once from its shape (see walk_for).
-enum class Walk { Tiles, Pieces, QuadsInRows, QuadsOutRows };
+enum class Walk { Tiles, Pieces, RegsInRows, RegsOutRows };
 
 template <class U, class Store>
 void tiles_baseline(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1,
@@ -110,23 +161,24 @@ void tiles_baseline(const U* in, U* out, std::size_t rows, std::size_t cols, std
 template <class U, class Store>
 [[gnu::target("avx")]] void tiles_avx(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0,
                                       std::size_t r1, std::size_t c0, std::size_t c1, Store store, Walk w) {
-  if (w == Walk::QuadsInRows) tiles<32, Order::InRows>(in, out, rows, cols, r0, r1, c0, c1, store);
+  if (w == Walk::RegsInRows) tiles<32, Order::InRows>(in, out, rows, cols, r0, r1, c0, c1, store);
   else tiles<32, Order::OutRows>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
 template <class U, class Store>
 void block(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
            std::size_t c1, Store store, Walk w) {
-  if constexpr (sizeof(U) == 8)
-    if (w == Walk::QuadsInRows || w == Walk::QuadsOutRows)
+  if constexpr (sizeof(U) >= 4)
+    if (w == Walk::RegsInRows || w == Walk::RegsOutRows)
       return tiles_avx(in, out, rows, cols, r0, r1, c0, c1, store, w);
   tiles_baseline(in, out, rows, cols, r0, r1, c0, c1, store, w);
 }
 
-// Measured on 8-byte elements (Intel Xeon model 167; 180-4096 doubles):
-// register tiles always win when the old out is read (out's rows outer where
-// rows conflict: 256^2 30 us vs 46); a plain copy gains from them only while
-// in and out fit in one core's L2 (beyond it, 10-20% slower than elements).
+// Measured (Intel Xeon model 167; n x n, n from 180 to 4096): register
+// tiles always win when the old out is read (out's rows outer where rows
+// conflict: 256^2 doubles 30 us vs 46), and for a copy of floats (0.34-0.81x
+// a tiled loop); a copy of doubles gains from them only while in and out fit
+// in one core's L2 (beyond it, 10-20% slower than element by element).
 template <class U, class Store>
 Walk walk_for(std::size_t rows, std::size_t cols) {
   const bool conflicts = (cols * sizeof(U)) % 1024 == 0 || (rows * sizeof(U)) % 1024 == 0;
@@ -135,9 +187,9 @@ Walk walk_for(std::size_t rows, std::size_t cols) {
     const long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
     return s > 0 ? std::size_t(s) : std::size_t(1) << 20;
   }();
-  if (sizeof(U) == 8 && avx) {
-    if (!std::is_same_v<Store, Copy>) return conflicts ? Walk::QuadsOutRows : Walk::QuadsInRows;
-    if (2 * rows * cols * sizeof(U) <= l2) return Walk::QuadsOutRows;
+  if (sizeof(U) >= 4 && avx) {
+    if (!std::is_same_v<Store, Copy>) return conflicts ? Walk::RegsOutRows : Walk::RegsInRows;
+    if (sizeof(U) == 4 || 2 * rows * cols * 8 <= l2) return Walk::RegsOutRows;
   }
   return conflicts ? Walk::Pieces : Walk::Tiles;
 }

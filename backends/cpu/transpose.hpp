@@ -1,6 +1,6 @@
 // CPU transpose tiers: serial and tbb-auto, both in cache blocks so that
 // reads and writes each stay within a few cache lines per block (smaller
-// pieces at power-of-two row lengths; 4 x 4 register tiles of 8-byte
+// pieces at power-of-two row lengths; register tiles of 4- and 8-byte
 // elements where the CPU has AVX: see transpose.cpp).
 #pragma once
 
