@@ -111,13 +111,16 @@ template <class U, class Store>
   }
 }
 
-// How a piece is walked: element by element, or in register tiles with in's
-// rows outer (reads in order) or out's rows outer (writes in order).
-enum class Order { Elements, InRows, OutRows };
+// How a call walks its cache blocks, chosen once from its shape (walk_for):
+// element by element in 32 x 32 pieces (8 x 8 where rows conflict), or in
+// register tiles with in's rows outer (reads in order) or out's rows outer
+// (writes in order).
+enum class Walk { Tiles, Pieces, RegsInRows, RegsOutRows };
 
-template <std::size_t Micro, Order W, class U, class Store>
+template <Walk W, class U, class Store>
 [[gnu::always_inline]] inline void tiles(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0,
                                          std::size_t r1, std::size_t c0, std::size_t c1, Store store) {
+  constexpr std::size_t Micro = W == Walk::Pieces ? 8 : 32;
   for (std::size_t i0 = r0; i0 < r1; i0 += kBlock)
     for (std::size_t j0 = c0; j0 < c1; j0 += kBlock) {
       const std::size_t i1 = std::min(r1, i0 + kBlock), j1 = std::min(c1, j0 + kBlock);
@@ -125,14 +128,14 @@ template <std::size_t Micro, Order W, class U, class Store>
         for (std::size_t jm = j0; jm < j1; jm += Micro) {
           const std::size_t ie = std::min(i1, im + Micro), je = std::min(j1, jm + Micro);
           std::size_t iv = im, jv = jm;  // [im, iv) x [jm, jv): the register tiles' part
-          if constexpr (W != Order::Elements) {
+          if constexpr (W == Walk::RegsInRows || W == Walk::RegsOutRows) {
             constexpr std::size_t R = 32 / sizeof(U);  // a register tile's rows and columns
             iv += (ie - im) / R * R;
             jv += (je - jm) / R * R;
             const auto tile = [&](std::size_t i, std::size_t j) {
               reg_tile(in + i * cols + j, out + j * rows + i, rows, cols, store);
             };
-            if constexpr (W == Order::InRows) {
+            if constexpr (W == Walk::RegsInRows) {
               for (std::size_t i = im; i < iv; i += R)
                 for (std::size_t j = jm; j < jv; j += R) tile(i, j);
             } else {
@@ -148,21 +151,18 @@ template <std::size_t Micro, Order W, class U, class Store>
     }
 }
 
-// The walk of a whole call, chosen once from its shape (see walk_for).
-enum class Walk { Tiles, Pieces, RegsInRows, RegsOutRows };
-
 template <class U, class Store>
 void tiles_baseline(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1,
                     std::size_t c0, std::size_t c1, Store store, Walk w) {
-  if (w == Walk::Pieces) tiles<8, Order::Elements>(in, out, rows, cols, r0, r1, c0, c1, store);
-  else tiles<32, Order::Elements>(in, out, rows, cols, r0, r1, c0, c1, store);
+  if (w == Walk::Pieces) tiles<Walk::Pieces>(in, out, rows, cols, r0, r1, c0, c1, store);
+  else tiles<Walk::Tiles>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
 template <class U, class Store>
 [[gnu::target("avx")]] void tiles_avx(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0,
                                       std::size_t r1, std::size_t c0, std::size_t c1, Store store, Walk w) {
-  if (w == Walk::RegsInRows) tiles<32, Order::InRows>(in, out, rows, cols, r0, r1, c0, c1, store);
-  else tiles<32, Order::OutRows>(in, out, rows, cols, r0, r1, c0, c1, store);
+  if (w == Walk::RegsInRows) tiles<Walk::RegsInRows>(in, out, rows, cols, r0, r1, c0, c1, store);
+  else tiles<Walk::RegsOutRows>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
 template <class U, class Store>
