@@ -37,6 +37,7 @@
 
 #include "backends/cpu/blas.hpp"
 #include "backends/cpu/cpu_info.hpp"
+#include "backends/cpu/cpu_isa.hpp"
 #include "veda/build_config.hpp"
 #if VEDA_HAS_CUDA
 #include "backends/cuda/cuda_device.hpp"
@@ -467,7 +468,10 @@ std::string Runtime::describe() const {
   os << "veda " << VEDA_VERSION << "\n"
      << "CPU: " << c.model << " (" << c.hardware_threads << " hardware threads, veda uses "
      << c.threads << (state_->cpu_executor->pinned() ? ", pinned" : "") << ")"
-     << (c.avx512 ? " AVX-512" : c.avx2 ? " AVX2" : "") << "\n";
+     << (c.avx512 ? " AVX-512" : c.avx2 ? " AVX2" : "")
+     << (detail::isa_cap() ? std::string(" (kernels capped at ") + to_string(*detail::isa_cap()) + " by VEDA_MAX_CPU_ISA)"
+                           : std::string())
+     << "\n";
   const auto& g = gpu();
   if (!g.devices.empty()) {
     for (const auto& d : g.devices)

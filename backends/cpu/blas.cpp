@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "backends/cpu/cpu_isa.hpp"
 #include "runtime/logging.hpp"
 
 namespace veda::detail {
@@ -96,7 +97,11 @@ Blas load(const CpuInfo& cpu, const std::string& measured) {
       b.origin = std::string("OPENBLAS_CORETYPE=") + env + " from the environment";  // the user's choice
     } else {
       // The profile is trusted for speeds, not for what this CPU can execute.
-      const CoreChoice c = choose_coretype(cpu, measured);
+      CoreChoice c = choose_coretype(cpu, measured);
+      if (c.core.empty() && isa_cap()) {  // OpenBLAS would see the AVX the cap hides
+        c.core = "Prescott";
+        c.origin = "OPENBLAS_CORETYPE=Prescott set by veda (SSE3 kernels: VEDA_MAX_CPU_ISA is below AVX2)";
+      }
       if (c.rejected) log().warn("OpenBLAS kernels: {}", c.origin);
       if (!c.core.empty()) setenv("OPENBLAS_CORETYPE", c.core.c_str(), 0);
       b.origin = c.origin;

@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_info.hpp"
 
+#include "backends/cpu/cpu_isa.hpp"
+
 #include <tbb/info.h>
 
 #include <cstring>
@@ -86,6 +88,12 @@ CpuInfo detect_cpu() {
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) info.avx512_bf16 = info.avx512 && ((a >> 5) & 1);
   info.fma = info.fma && os_avx;
 #endif
+  // What VEDA_MAX_CPU_ISA hides, veda's choices (OpenBLAS's kernel set, the
+  // profile's key) do not see either. FMA counts only beside AVX2 here.
+  if (const auto cap = isa_cap()) {
+    if (*cap < Isa::Avx2) info.avx2 = info.fma = false;
+    if (*cap < Isa::Avx512) info.avx512 = info.avx512_bf16 = false;
+  }
   return info;
 }
 

@@ -6,7 +6,9 @@
 
 namespace veda::detail {
 
-// Fills everything but CpuInfo::threads (the runtime's choice).
+// Fills everything but CpuInfo::threads (the runtime's choice); features
+// above VEDA_MAX_CPU_ISA read as absent (cpu_isa.hpp), a bad value of it is
+// a ConfigError.
 CpuInfo detect_cpu();
 
 }  // namespace veda::detail

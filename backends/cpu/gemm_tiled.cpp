@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "backends/cpu/cpu_isa.hpp"
 #include "backends/cpu/gemm.hpp"
 
 namespace veda::detail::cpu {
@@ -122,8 +123,8 @@ VEDA_GEMM_VARIANT(block_base, , 16)
 template <class T>
 std::pair<BlockFn<T>, std::size_t> pick() {
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return {&block_avx512<T>, 64};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {&block_avx2<T>, 32};
+  if (cpu_has(Isa::Avx512)) return {&block_avx512<T>, 64};
+  if (cpu_has(Isa::Avx2)) return {&block_avx2<T>, 32};
 #endif
   return {&block_base<T>, 16};
 }

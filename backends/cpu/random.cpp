@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_executor.hpp"
+#include "backends/cpu/cpu_isa.hpp"
 #include "veda/detail/philox.hpp"
 
 namespace veda::detail::cpu {
@@ -41,7 +42,7 @@ __attribute__((target("avx2,fma"))) void blocks_fma(T* out, std::size_t n, std::
 template <class T, bool Normal>
 auto pick() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &blocks_fma<T, Normal>;
+  if (cpu_has(Isa::Avx2)) return &blocks_fma<T, Normal>;
 #endif
   return &blocks_default<T, Normal>;
 }

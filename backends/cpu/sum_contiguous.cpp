@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cpu/cpu_isa.hpp"
 #include "veda/detail/lanes.hpp"
 
 namespace veda::detail {
@@ -110,7 +111,7 @@ template <class T>
 
 template <class T>
 Run<T> pick() {
-  return __builtin_cpu_supports("avx") ? &run_avx<T> : &run_16<T>;
+  return cpu_has(Isa::Avx) ? &run_avx<T> : &run_16<T>;
 }
 #else
 template <class T>

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cpu/cpu_isa.hpp"
+
 namespace veda::detail::cpu {
 namespace {
 // Tiles of kBlock x kBlock, walked in Micro x Micro pieces. When a row of
@@ -182,7 +184,7 @@ void block(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t 
 template <class U, class Store>
 Walk walk_for(std::size_t rows, std::size_t cols) {
   const bool conflicts = (cols * sizeof(U)) % 1024 == 0 || (rows * sizeof(U)) % 1024 == 0;
-  static const bool avx = __builtin_cpu_supports("avx");
+  static const bool avx = cpu_has(Isa::Avx);
   static const std::size_t l2 = [] {
     const long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
     return s > 0 ? std::size_t(s) : std::size_t(1) << 20;
