@@ -1,12 +1,12 @@
 #include "backends/cpu/cpu_info.hpp"
 
-#include "backends/cpu/cpu_isa.hpp"
-
 #include <tbb/info.h>
 
 #include <cstring>
 #include <fstream>
 #include <string>
+
+#include "backends/cpu/cpu_isa.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -1,6 +1,7 @@
-// FP32 FMA peak of one core (multiply-add where the CPU has no FMA). Twelve independent accumulator chains hide the
-// FMA latency; each ISA variant is compiled for its own target so the library
-// needs no -march flag. This file is built with -O3 (see CMakeLists.txt).
+// FP32 FMA peak of one core (multiply and add where there is no FMA). Twelve
+// independent accumulator chains hide the latency; each ISA variant is
+// compiled for its own target so the library needs no -march flag. This
+// file is built with -O3 (see CMakeLists.txt).
 #include <algorithm>
 #include <chrono>
 #include <cstring>
