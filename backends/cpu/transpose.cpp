@@ -2,7 +2,6 @@
 
 #include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -25,36 +24,27 @@ typedef std::uint16_t u16a __attribute__((may_alias));
 typedef std::uint32_t u32a __attribute__((may_alias));
 typedef std::uint64_t u64a __attribute__((may_alias));
 
-// Where the CPU has AVX, 8- and 4-byte elements move in register tiles of
-// 4 x 4 and 8 x 8: for 16 doubles 4 loads, 8 shuffles and 4 stores against
-// 16 loads and 16 stores one by one (B += A^T at 250^2 doubles: 20 us vs
-// 27). GCC's vector types rather than intrinsics, so that one walker
-// compiles for either target; read and written through unaligned, may_alias
-// twins, one load or store each (memcpy into an array of registers went
-// through the stack, 16 bytes at a time).
-typedef double Reg8 __attribute__((vector_size(32)));
-typedef float Reg4 __attribute__((vector_size(32)));
-typedef double Reg8U __attribute__((vector_size(32), aligned(8), may_alias));
-typedef float Reg4U __attribute__((vector_size(32), aligned(4), may_alias));
-template <std::size_t Bytes>
-struct Regs;
-template <>
-struct Regs<8> {
-  using V = Reg8;
-  using VU = Reg8U;
+// 8- and 4-byte elements move in register tiles: 4 x 4 and 8 x 8 in AVX's
+// 32-byte registers, 2 x 2 and 4 x 4 in SSE2's 16-byte ones. For 16
+// doubles in AVX: 4 loads, 8 shuffles and 4 stores against 16 loads and 16
+// stores one by one (B += A^T at 250^2 doubles: 20 us vs 27). GCC's vector
+// types rather than intrinsics, so that one walker compiles for either
+// target; read and written through unaligned, may_alias twins, one load or
+// store each (memcpy into an array of registers went through the stack, 16
+// bytes at a time).
+template <std::size_t Bytes, std::size_t Width>
+struct Regs {
+  using Lane = std::conditional_t<Bytes == 8, double, float>;
+  typedef Lane V __attribute__((vector_size(Width)));
+  typedef Lane VU __attribute__((vector_size(Width), aligned(Bytes), may_alias));
 };
-template <>
-struct Regs<4> {
-  using V = Reg4;
-  using VU = Reg4U;
-};
-template <std::size_t Bytes>
-[[gnu::always_inline]] inline const typename Regs<Bytes>::VU& reg_at(const void* p) {
-  return *static_cast<const typename Regs<Bytes>::VU*>(p);
+template <std::size_t Bytes, std::size_t Width>
+[[gnu::always_inline]] inline const typename Regs<Bytes, Width>::VU& reg_at(const void* p) {
+  return *static_cast<const typename Regs<Bytes, Width>::VU*>(p);
 }
-template <std::size_t Bytes>
-[[gnu::always_inline]] inline typename Regs<Bytes>::VU& reg_at(void* p) {
-  return *static_cast<typename Regs<Bytes>::VU*>(p);
+template <std::size_t Bytes, std::size_t Width>
+[[gnu::always_inline]] inline typename Regs<Bytes, Width>::VU& reg_at(void* p) {
+  return *static_cast<typename Regs<Bytes, Width>::VU*>(p);
 }
 
 // How an element (or a row of a register tile) is stored: copied, or
@@ -64,25 +54,32 @@ struct Copy {
   template <class U>
   void operator()(U& o, U v) const { o = v; }
   template <class V>
-  [[gnu::always_inline]] void vec(void* o, const V& v) const { reg_at<sizeof(v[0])>(o) = v; }
+  [[gnu::always_inline]] void vec(void* o, const V& v) const { reg_at<sizeof(v[0]), sizeof(V)>(o) = v; }
 };
 template <class T>
 struct Scale {
   T alpha, beta;
   void operator()(T& o, T v) const { o = beta == T(0) ? alpha * v : alpha * v + beta * o; }
-  [[gnu::always_inline]] void vec(void* o, const typename Regs<sizeof(T)>::V& v) const {
-    reg_at<sizeof(T)>(o) = beta == T(0) ? alpha * v : alpha * v + beta * reg_at<sizeof(T)>(o);
+  template <class V>
+  [[gnu::always_inline]] void vec(void* o, const V& v) const {
+    auto& r = reg_at<sizeof(T), sizeof(V)>(o);
+    r = beta == T(0) ? alpha * v : alpha * v + beta * r;
   }
 };
 
 // The register tile at in row i, column j: out rows j.., columns i.., as
-// many of each as a 32-byte register holds elements.
-template <class U, class Store>
+// many of each as a register of Width bytes holds elements.
+template <std::size_t Width, class U, class Store>
 [[gnu::always_inline]] inline void reg_tile(const U* in, U* out, std::size_t rows, std::size_t cols, Store store) {
-  using V = typename Regs<sizeof(U)>::V;
-  using VU = typename Regs<sizeof(U)>::VU;  // named: auto would deduce V's alignment
-  const auto row = [&](std::size_t k) -> const VU& { return reg_at<sizeof(U)>(in + k * cols); };
-  if constexpr (sizeof(U) == 8) {
+  using V = typename Regs<sizeof(U), Width>::V;
+  using VU = typename Regs<sizeof(U), Width>::VU;  // named: auto would deduce V's alignment
+  const auto row = [&](std::size_t k) -> const VU& { return reg_at<sizeof(U), Width>(in + k * cols); };
+  if constexpr (sizeof(U) == 8 && Width == 16) {
+    const V r0 = row(0), r1 = row(1);
+    store.vec(out, __builtin_shufflevector(r0, r1, 0, 2));
+    store.vec(out + rows, __builtin_shufflevector(r0, r1, 1, 3));
+  } else if constexpr (sizeof(U) == 8 || Width == 16) {
+    // Four rows of four: pairs of rows interleaved, then pairs of pairs.
     const V r0 = row(0), r1 = row(1), r2 = row(2), r3 = row(3);
     const V lo01 = __builtin_shufflevector(r0, r1, 0, 4, 2, 6), hi01 = __builtin_shufflevector(r0, r1, 1, 5, 3, 7);
     const V lo23 = __builtin_shufflevector(r2, r3, 0, 4, 2, 6), hi23 = __builtin_shufflevector(r2, r3, 1, 5, 3, 7);
@@ -119,7 +116,7 @@ template <class U, class Store>
 // (writes in order).
 enum class Walk { Tiles, Pieces, RegsInRows, RegsOutRows };
 
-template <Walk W, class U, class Store>
+template <Walk W, std::size_t Width, class U, class Store>
 [[gnu::always_inline]] inline void tiles(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0,
                                          std::size_t r1, std::size_t c0, std::size_t c1, Store store) {
   constexpr std::size_t Micro = W == Walk::Pieces ? 8 : 32;
@@ -131,11 +128,11 @@ template <Walk W, class U, class Store>
           const std::size_t ie = std::min(i1, im + Micro), je = std::min(j1, jm + Micro);
           std::size_t iv = im, jv = jm;  // [im, iv) x [jm, jv): the register tiles' part
           if constexpr (W == Walk::RegsInRows || W == Walk::RegsOutRows) {
-            constexpr std::size_t R = 32 / sizeof(U);  // a register tile's rows and columns
+            constexpr std::size_t R = Width / sizeof(U);  // a register tile's rows and columns
             iv += (ie - im) / R * R;
             jv += (je - jm) / R * R;
             const auto tile = [&](std::size_t i, std::size_t j) {
-              reg_tile(in + i * cols + j, out + j * rows + i, rows, cols, store);
+              reg_tile<Width>(in + i * cols + j, out + j * rows + i, rows, cols, store);
             };
             if constexpr (W == Walk::RegsInRows) {
               for (std::size_t i = im; i < iv; i += R)
@@ -153,46 +150,55 @@ template <Walk W, class U, class Store>
     }
 }
 
+// The walks, compiled for the baseline target (16-byte registers) and for
+// AVX (32-byte ones).
 template <class U, class Store>
 void tiles_baseline(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1,
                     std::size_t c0, std::size_t c1, Store store, Walk w) {
-  if (w == Walk::Pieces) tiles<Walk::Pieces>(in, out, rows, cols, r0, r1, c0, c1, store);
-  else tiles<Walk::Tiles>(in, out, rows, cols, r0, r1, c0, c1, store);
+  if constexpr (sizeof(U) >= 4) {
+    if (w == Walk::RegsInRows) return tiles<Walk::RegsInRows, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+    if (w == Walk::RegsOutRows) return tiles<Walk::RegsOutRows, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+  }
+  if (w == Walk::Pieces) tiles<Walk::Pieces, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+  else tiles<Walk::Tiles, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
 template <class U, class Store>
 [[gnu::target("avx")]] void tiles_avx(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0,
                                       std::size_t r1, std::size_t c0, std::size_t c1, Store store, Walk w) {
-  if (w == Walk::RegsInRows) tiles<Walk::RegsInRows>(in, out, rows, cols, r0, r1, c0, c1, store);
-  else tiles<Walk::RegsOutRows>(in, out, rows, cols, r0, r1, c0, c1, store);
+  if (w == Walk::RegsInRows) tiles<Walk::RegsInRows, 32>(in, out, rows, cols, r0, r1, c0, c1, store);
+  else tiles<Walk::RegsOutRows, 32>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
+bool has_avx() {
+  static const bool avx = cpu_has(Isa::Avx);
+  return avx;
+}
+
+// Copies move in 16-byte registers whatever the CPU has: 2 x 2 doubles and
+// 4 x 4 floats were faster than AVX's 4 x 4 and 8 x 8 at every order from
+// 250 to 4096 (B = A^T 0.16-0.88x a tiled loop's time against 0.27-1.18x),
+// and, for doubles, than element by element (0.78-1.03x). alpha/beta, which
+// read the old out too, gain from AVX's wider tiles (B += A^T at 250^2
+// doubles 0.67x the loop against 0.80x; 4096^2 0.50x against 0.67x).
 template <class U, class Store>
 void block(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
            std::size_t c1, Store store, Walk w) {
-  if constexpr (sizeof(U) >= 4)
-    if (w == Walk::RegsInRows || w == Walk::RegsOutRows)
+  if constexpr (sizeof(U) >= 4 && !std::is_same_v<Store, Copy>)
+    if ((w == Walk::RegsInRows || w == Walk::RegsOutRows) && has_avx())
       return tiles_avx(in, out, rows, cols, r0, r1, c0, c1, store, w);
   tiles_baseline(in, out, rows, cols, r0, r1, c0, c1, store, w);
 }
 
 // Measured (Intel Xeon model 167; n x n, n from 180 to 4096): register
-// tiles always win when the old out is read (out's rows outer where rows
-// conflict: 256^2 doubles 30 us vs 46), and for a copy of floats (0.34-0.81x
-// a tiled loop); a copy of doubles gains from them only while in and out fit
-// in one core's L2 (beyond it, 1.01-1.35x element by element's time).
+// tiles always win for 4- and 8-byte elements, with out's rows outer for a
+// copy and where a row is a multiple of 1 KiB (cache-set conflicts: 256^2
+// B += A^T doubles 30 us vs 46 with in's rows outer), in's rows outer
+// elsewhere.
 template <class U, class Store>
 Walk walk_for(std::size_t rows, std::size_t cols) {
   const bool conflicts = (cols * sizeof(U)) % 1024 == 0 || (rows * sizeof(U)) % 1024 == 0;
-  static const bool avx = cpu_has(Isa::Avx);
-  static const std::size_t l2 = [] {
-    const long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return s > 0 ? std::size_t(s) : std::size_t(1) << 20;
-  }();
-  if (sizeof(U) >= 4 && avx) {
-    if (!std::is_same_v<Store, Copy>) return conflicts ? Walk::RegsOutRows : Walk::RegsInRows;
-    if (sizeof(U) == 4 || 2 * rows * cols * 8 <= l2) return Walk::RegsOutRows;
-  }
+  if (sizeof(U) >= 4) return std::is_same_v<Store, Copy> || conflicts ? Walk::RegsOutRows : Walk::RegsInRows;
   return conflicts ? Walk::Pieces : Walk::Tiles;
 }
 

@@ -33,6 +33,8 @@ std::string machine_line() {
                                                                     : "no AVX2";
     model += " (family " + family + " model " + number + ", " + isa + ")";
   }
+  if (const char* cap = std::getenv("VEDA_MAX_CPU_ISA"); cap && *cap)
+    model += std::string(", veda's kernels capped at ") + cap + " (VEDA_MAX_CPU_ISA)";
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
