@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_calibration.hpp"
+#include "backends/cpu/cpu_isa.hpp"
 #include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
 #include "runtime/machine_load.hpp"
@@ -28,7 +29,11 @@ MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuSt
     const std::vector<int> used = gpu.in_use.empty() ? std::vector<int>{gpu.selected} : gpu.in_use;
     for (int index : used) devices.push_back(&gpu.devices[static_cast<std::size_t>(index)]);
   }
-  return default_profile(cpu, c.threads(), devices, gpu.driver_version);
+  MachineProfile p = default_profile(cpu, c.threads(), devices, gpu.driver_version);
+  // CpuInfo cannot tell a cap at avx from one at sse2, whose kernels differ.
+  if (const auto cap = isa_cap())
+    p.cpu_features += std::string(p.cpu_features.empty() ? "" : " ") + "max_isa=" + to_string(*cap);
+  return p;
 }
 
 void calibrate_peers(const std::vector<DeviceApi*>& devices, MachineProfile& p, std::size_t bytes) {

@@ -469,8 +469,10 @@ std::string Runtime::describe() const {
      << "CPU: " << c.model << " (" << c.hardware_threads << " hardware threads, veda uses "
      << c.threads << (state_->cpu_executor->pinned() ? ", pinned" : "") << ")"
      << (c.avx512 ? " AVX-512" : c.avx2 ? " AVX2" : "")
-     << (detail::isa_cap() ? std::string(" (kernels capped at ") + to_string(*detail::isa_cap()) + " by VEDA_MAX_CPU_ISA)"
-                           : std::string())
+     << [] {
+          const auto cap = detail::isa_cap();
+          return cap ? std::string(" (kernels capped at ") + to_string(*cap) + " by VEDA_MAX_CPU_ISA)" : std::string();
+        }()
      << "\n";
   const auto& g = gpu();
   if (!g.devices.empty()) {

@@ -21,8 +21,11 @@ std::vector<std::string> tiers() { return veda_test::op_tiers({"serial", "tbb-au
 struct Shape {
   std::size_t rows, cols;
 };
-const Shape kShapes[] = {{0, 0}, {0, 5}, {5, 0}, {1, 1}, {1, 7}, {7, 1}, {13, 17}, {31, 33},
-                         {1000, 3}, {3, 1000}, {1025, 1023}, {3163, 3163}};
+// {64, 1024}, {1024, 9}: rows of in or out a multiple of 1 KiB for 1-byte
+// elements (8 x 8 pieces), {256, 512} for 2-byte ones.
+const Shape kShapes[] = {{0, 0},   {0, 5},     {5, 0},     {1, 1},     {1, 7},       {7, 1},      {13, 17},
+                         {31, 33}, {1000, 3},  {3, 1000},  {64, 1024}, {1024, 9},    {256, 512},  {1025, 1023},
+                         {3163, 3163}};
 
 template <class T>
 T value(std::size_t i) {

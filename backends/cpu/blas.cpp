@@ -98,11 +98,12 @@ Blas load(const CpuInfo& cpu, const std::string& measured) {
     } else {
       // The profile is trusted for speeds, not for what this CPU can execute.
       CoreChoice c = choose_coretype(cpu, measured);
-      if (c.core.empty() && isa_cap()) {  // OpenBLAS would see the AVX the cap hides
-        c.core = "Prescott";
-        c.origin = "OPENBLAS_CORETYPE=Prescott set by veda (SSE3 kernels: VEDA_MAX_CPU_ISA is below AVX2)";
-      }
       if (c.rejected) log().warn("OpenBLAS kernels: {}", c.origin);
+      if (c.core.empty() && cap_hides(Isa::Avx2)) {  // OpenBLAS itself would see what the cap hides
+        c.core = cpu_has(Isa::Avx) ? "Sandybridge" : "Prescott";
+        c.origin = "OPENBLAS_CORETYPE=" + c.core + " set by veda (VEDA_MAX_CPU_ISA hides AVX2" +
+                   (c.rejected ? "; " + c.origin : std::string()) + ")";
+      }
       if (!c.core.empty()) setenv("OPENBLAS_CORETYPE", c.core.c_str(), 0);
       b.origin = c.origin;
     }

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "veda/error.hpp"
 
@@ -24,6 +25,23 @@ bool hardware_has(Isa isa) {
   (void)isa;
   return false;
 }
+
+// The one reading of the variable: its level, or the text that names none.
+struct Cap {
+  std::optional<Isa> level;
+  std::string bad;
+};
+const Cap& cap() {
+  static const Cap c = [] {
+    Cap r;
+    if (const char* v = std::getenv("VEDA_MAX_CPU_ISA"); v && *v) {
+      r.level = parse_isa(v);
+      if (!r.level) r.bad = v;
+    }
+    return r;
+  }();
+  return c;
+}
 }  // namespace
 
 std::optional<Isa> parse_isa(std::string_view text) {
@@ -40,22 +58,12 @@ const char* to_string(Isa isa) {
 }
 
 std::optional<Isa> isa_cap() {
-  const char* v = std::getenv("VEDA_MAX_CPU_ISA");
-  if (!v || !*v) return std::nullopt;
-  if (auto isa = parse_isa(v)) return isa;
-  throw ConfigError("VEDA_MAX_CPU_ISA", v, "expected sse2, avx, avx2 or avx512");
+  if (!cap().bad.empty()) throw ConfigError("VEDA_MAX_CPU_ISA", cap().bad, "expected sse2, avx, avx2 or avx512");
+  return cap().level;
 }
 
-bool cpu_has(Isa isa) {
-  // Kernels ask while choosing, once each; a bad value was refused at start.
-  static const Isa cap = [] {
-    try {
-      return isa_cap().value_or(Isa::Avx512);
-    } catch (const ConfigError&) {
-      return Isa::Avx512;
-    }
-  }();
-  return isa <= cap && hardware_has(isa);
-}
+bool cpu_has(Isa isa) { return isa <= cap().level.value_or(Isa::Avx512) && hardware_has(isa); }
+
+bool cap_hides(Isa isa) { return hardware_has(isa) && !cpu_has(isa); }
 
 }  // namespace veda::detail

@@ -11,11 +11,13 @@
 
 namespace veda::detail::cpu {
 namespace {
-// Tiles of kBlock x kBlock, walked in Micro x Micro pieces. When a row of
-// in or out is a multiple of 1 KiB long, the rows of a tile share few cache
-// sets and 32 rows in flight overflowed an 8-way L1 (2x slower than a plain
-// tiled loop at 256 and 4096 doubles): then pieces of 8 rows. Elsewhere
-// whole 32 x 32 tiles were faster (1000, 4000; measured on an AVX2 EPYC).
+// Tiles of kBlock x kBlock, walked in Micro x Micro pieces: 32 x 32 pieces
+// of register tiles for 4- and 8-byte elements; for 1- and 2-byte ones,
+// element by element, in 8 x 8 pieces when a row of in or out is a multiple
+// of 1 KiB long (the rows of a tile then share few cache sets and 32 rows in
+// flight overflowed an 8-way L1: 2x slower than a plain tiled loop at 256
+// and 4096 doubles, before register tiles), else 32 x 32 (faster at 1000
+// and 4000; measured on an AVX2 EPYC).
 constexpr std::size_t kBlock = 64;
 // Elements are moved as unsigned words of their size; may_alias keeps that
 // legal for whatever type the caller's bytes hold.
@@ -156,11 +158,12 @@ template <class U, class Store>
 void tiles_baseline(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1,
                     std::size_t c0, std::size_t c1, Store store, Walk w) {
   if constexpr (sizeof(U) >= 4) {
-    if (w == Walk::RegsInRows) return tiles<Walk::RegsInRows, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
-    if (w == Walk::RegsOutRows) return tiles<Walk::RegsOutRows, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+    if (w == Walk::RegsInRows) tiles<Walk::RegsInRows, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+    else tiles<Walk::RegsOutRows, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+  } else {
+    if (w == Walk::Pieces) tiles<Walk::Pieces, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
+    else tiles<Walk::Tiles, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
   }
-  if (w == Walk::Pieces) tiles<Walk::Pieces, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
-  else tiles<Walk::Tiles, 16>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
 template <class U, class Store>
@@ -170,22 +173,18 @@ template <class U, class Store>
   else tiles<Walk::RegsOutRows, 32>(in, out, rows, cols, r0, r1, c0, c1, store);
 }
 
-bool has_avx() {
-  static const bool avx = cpu_has(Isa::Avx);
-  return avx;
-}
-
-// Copies move in 16-byte registers whatever the CPU has: 2 x 2 doubles and
-// 4 x 4 floats were faster than AVX's 4 x 4 and 8 x 8 at every order from
-// 250 to 4096 (B = A^T 0.16-0.88x a tiled loop's time against 0.27-1.18x),
-// and, for doubles, than element by element (0.78-1.03x). alpha/beta, which
-// read the old out too, gain from AVX's wider tiles (B += A^T at 250^2
-// doubles 0.67x the loop against 0.80x; 4096^2 0.50x against 0.67x).
+// Copies move in 16-byte registers whatever the CPU has: at every order from
+// 250 to 4096, a copy took 0.16-0.90x a 32 x 32 tiled loop's time in 2 x 2
+// doubles and 4 x 4 floats, 0.23-1.18x in AVX's 4 x 4 and 8 x 8, and
+// 0.62-1.03x element by element (doubles beyond L2, the walk used there
+// before). alpha/beta, which read the old out too, gain from AVX's wider
+// tiles at most orders (B += A^T at 250^2 doubles 0.67x the loop against
+// 0.80x; 4096^2 0.50x against 0.67x).
 template <class U, class Store>
 void block(const U* in, U* out, std::size_t rows, std::size_t cols, std::size_t r0, std::size_t r1, std::size_t c0,
            std::size_t c1, Store store, Walk w) {
   if constexpr (sizeof(U) >= 4 && !std::is_same_v<Store, Copy>)
-    if ((w == Walk::RegsInRows || w == Walk::RegsOutRows) && has_avx())
+    if ((w == Walk::RegsInRows || w == Walk::RegsOutRows) && cpu_has(Isa::Avx))
       return tiles_avx(in, out, rows, cols, r0, r1, c0, c1, store, w);
   tiles_baseline(in, out, rows, cols, r0, r1, c0, c1, store, w);
 }
