@@ -468,12 +468,9 @@ std::string Runtime::describe() const {
   os << "veda " << VEDA_VERSION << "\n"
      << "CPU: " << c.model << " (" << c.hardware_threads << " hardware threads, veda uses "
      << c.threads << (state_->cpu_executor->pinned() ? ", pinned" : "") << ")"
-     << (c.avx512 ? " AVX-512" : c.avx2 ? " AVX2" : "")
-     << [] {
-          const auto cap = detail::isa_cap();
-          return cap ? std::string(" (kernels capped at ") + to_string(*cap) + " by VEDA_MAX_CPU_ISA)" : std::string();
-        }()
-     << "\n";
+     << (c.avx512 ? " AVX-512" : c.avx2 ? " AVX2" : "");
+  if (const auto cap = detail::isa_cap()) os << " (kernels capped at " << to_string(*cap) << " by VEDA_MAX_CPU_ISA)";
+  os << "\n";
   const auto& g = gpu();
   if (!g.devices.empty()) {
     for (const auto& d : g.devices)

@@ -18,23 +18,11 @@
 #include "backends/cpu/cpu_isa.hpp"
 #include "veda/veda.hpp"
 
+using veda::detail::hardware_has;
 using veda::detail::Isa;
 
 namespace {
 const Isa kLevels[] = {Isa::Sse2, Isa::Avx, Isa::Avx2, Isa::Avx512};
-
-bool hardware_has(Isa isa) {
-#if defined(__x86_64__)
-  switch (isa) {
-    case Isa::Sse2: return true;
-    case Isa::Avx: return __builtin_cpu_supports("avx");
-    case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::Avx512: return __builtin_cpu_supports("avx512f");
-  }
-#endif
-  (void)isa;
-  return false;
-}
 
 // This run's VEDA_MAX_CPU_ISA names no level.
 bool bad_value() {

@@ -68,9 +68,9 @@ namespace {
 // every tier computes them exactly. beta 0 starts from NaN: it must not be read.
 template <class T>
 void scaled_every_shape_and_tier(double alpha, double beta) {
-  // Register tiles (4 x 4 doubles, 8 x 8 floats) with and without leftover
-  // rows and columns, each walk order (rows of 1 KiB conflict: 256, 64 x
-  // 1024, 128 x 37 doubles).
+  // Register tiles (4 x 4 doubles and 8 x 8 floats with AVX, 2 x 2 and 4 x 4
+  // in transpose_test.sse2) with and without leftover rows and columns, each
+  // walk order (rows of 1 KiB conflict: 256, 64 x 1024, 128 x 37 doubles).
   const Shape shapes[] = {{0, 0},   {1, 1},     {7, 1},     {3, 5},       {4, 4},    {8, 8},
                           {13, 17}, {128, 37}, {256, 256}, {1025, 1023}, {64, 1024}};
   for (const auto& s : shapes) {

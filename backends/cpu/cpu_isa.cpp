@@ -13,19 +13,6 @@ namespace {
 constexpr std::pair<const char*, Isa> kLevels[] = {
     {"sse2", Isa::Sse2}, {"avx", Isa::Avx}, {"avx2", Isa::Avx2}, {"avx512", Isa::Avx512}};
 
-bool hardware_has(Isa isa) {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  switch (isa) {
-    case Isa::Sse2: return true;
-    case Isa::Avx: return __builtin_cpu_supports("avx");
-    case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::Avx512: return __builtin_cpu_supports("avx512f");
-  }
-#endif
-  (void)isa;
-  return false;
-}
-
 // The one reading of the variable: its level, or the text that names none.
 struct Cap {
   std::optional<Isa> level;
@@ -63,6 +50,19 @@ std::optional<Isa> isa_cap() {
 }
 
 bool cpu_has(Isa isa) { return isa <= cap().level.value_or(Isa::Avx512) && hardware_has(isa); }
+
+bool hardware_has(Isa isa) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  switch (isa) {
+    case Isa::Sse2: return true;
+    case Isa::Avx: return __builtin_cpu_supports("avx");
+    case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::Avx512: return __builtin_cpu_supports("avx512f");
+  }
+#endif
+  (void)isa;
+  return false;
+}
 
 bool cap_hides(Isa isa) { return hardware_has(isa) && !cpu_has(isa); }
 

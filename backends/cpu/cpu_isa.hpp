@@ -34,6 +34,9 @@ std::optional<Isa> isa_cap();
 // runtime has started, which refuses it).
 bool cpu_has(Isa isa);
 
+// Whether this CPU (and its OS) supports `isa`, whatever the cap.
+bool hardware_has(Isa isa);
+
 // Whether the cap hides `isa` from a CPU that has it.
 bool cap_hides(Isa isa);
 

@@ -1,7 +1,7 @@
 // CPU transpose tiers: serial and tbb-auto, both in cache blocks so that
 // reads and writes each stay within a few cache lines per block (smaller
-// pieces at power-of-two row lengths; register tiles of 4- and 8-byte
-// elements where the CPU has AVX: see transpose.cpp).
+// pieces at power-of-two row lengths; 4- and 8-byte elements in register
+// tiles: see transpose.cpp).
 #pragma once
 
 #include <cstddef>
