@@ -57,12 +57,17 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   const std::int64_t t_ns = r.t_ns;
   auto& samples = b.samples_on(r.tier, r.slot);
   TierBook& book = b.book_on(r.tier, r.slot);
-  if (r.switched && samples.count() > 0 && !book.switched_only && !book.seeded) return 0;
+  // Run::switched: once the tier has runs of its own kind, a switched run
+  // counts only where it was faster.
+  const double ns_per_elem = static_cast<double>(t_ns) / static_cast<double>(std::max<std::size_t>(n, 1));
+  if (r.switched && samples.count() > 0 && !book.switched_only && !book.seeded &&
+      ns_per_elem >= samples.median_ns_per_elem())
+    return 0;
   if (book.seeded || (book.switched_only && !r.switched)) {
     samples.reset();  // this run's measurements replace an earlier run's, or switched runs'
     book.seeded = false;
   }
-  book.switched_only = r.switched;
+  book.switched_only = r.switched && (book.switched_only || samples.count() == 0);
   const bool teaches = r.tier == Tier::Serial && !r.switched && n > 0 &&
                        static_cast<double>(n) * r.bytes_per_elem <= 8.0 * (1 << 20);
   double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
@@ -82,6 +87,22 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
     if (median * static_cast<double>(n) >= kLongCallNs) per_elem = median;
   }
   return per_elem;
+}
+
+bool overturns_settled(const BucketState& b, Tier t, std::size_t slot) {
+  const TierSamples& ran = b.samples_on(t, slot);
+  const Device d = tier_device(t);
+  for (std::size_t m = 0; m < kMasks; ++m) {
+    const std::uint64_t packed = b.cached(m, std::memory_order_relaxed);  // (generation << 8) | (tier + 1)
+    if (packed == 0) continue;
+    const auto settled = static_cast<Tier>((packed & 0xff) - 1);
+    if (settled == t || (m == kCpuOnly && d != Device::Cpu) || (m == kGpuOnly && d != Device::Gpu)) continue;
+    // Per element: a bucket spans sizes up to 2x apart.
+    const TierSamples& kept = b.samples_on(settled, b.cached_slot[m].load(std::memory_order_relaxed));
+    if (ran.count() > 0 && kept.count() > 0 && ran.median_ns_per_elem() * kOverturnGain < kept.median_ns_per_elem())
+      return true;
+  }
+  return false;
 }
 
 void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns) {

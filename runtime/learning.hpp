@@ -69,10 +69,24 @@ struct Run {
   // workers), which the calls after it, on the same tier, do not (a 2^14
   // saxpy: 4.3 us serially right after tbb-auto, 1.7 us a call back to back).
   // Compared with the other tiers' back-to-back runs it would keep a tier out
-  // for good, so it counts only until the tier has a run of its own kind.
+  // for good, so it counts only until the tier has a run of its own kind,
+  // and after that only where it was faster per element than those runs'
+  // median: a switch never speeds a run up, so such a run shows the tier
+  // faster than a slow back-to-back run had (a 10^4-key sort: 270 us on
+  // tbb-auto right after serial, 430 us for the one back-to-back run).
   bool switched = false;
 };
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
+
+// Whether tier `t`'s runs on device `slot`, with the one just added, show it
+// kOverturnGain faster than a decision the bucket has settled on for a mask
+// that allows it. The caller then drops the settled decisions, so that the
+// next call decides by them: a settled one is otherwise served for the next
+// 64-4096 calls (BucketState::redecide_mask) whatever a forced run, an
+// exploration or a re-measurement measures meanwhile (a 1000-key sort stayed
+// serial at 30 us for 44 rounds while tbb-auto, forced beside it, took 22).
+constexpr double kOverturnGain = 1.1;
+bool overturns_settled(const BucketState& b, Tier t, std::size_t slot);
 
 // Folds a per-element cost from add_run (> 0) into the slot; a long run whose cost
 // moved by more than 2x unsettles the bucket's decisions at once.

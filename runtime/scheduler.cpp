@@ -544,10 +544,13 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
     // (The same call: its site, element type and size, the workers asleep or not.)
     const bool switched = l.bucket && l.bucket->slot == p.bucket->slot && size_bucket(l.n) == size_bucket(d.n) &&
                           l.tier != p.tier && tier_device(l.tier) == Device::Cpu && tier_device(p.tier) == Device::Cpu;
-    if (p.bucket->generation == st.generation)
+    if (p.bucket->generation == st.generation) {
       per_elem = add_run(*p.bucket, *p.bucket->slot, st.generation,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns(),
                           p.device_slot, switched});
+      if (!st.config.deterministic() && overturns_settled(*p.bucket, p.tier, p.device_slot))
+        p.bucket->clear_decisions();
+    }
     p.bucket->mu.unlock();
   }
   if (measured && tier_device(p.tier) == Device::Gpu)  // (measured: the work is done)

@@ -11,7 +11,8 @@
 // some. A runner-up whose newest runs a burst of load slowed is re-measured
 // once stale, however slow they were, and one re-measurement brings it back.
 // A trial that clears the awake bucket's decision also drops the serial plan
-// it left in the thread's table.
+// it left in the thread's table. A run that measures another tier clearly
+// faster than the settled one drops the settled decision at once.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -38,13 +39,16 @@
 using namespace veda::detail;
 
 namespace {
-std::string wrong_profile() {
-  const std::string path = std::filesystem::temp_directory_path() / "veda-wrong-profile.json";
+// A profile whose oneTBB tiers cost `tbb_us` a call (workers never asleep).
+std::string profile_with_tbb_us(const char* file, const char* tbb_us) {
+  const std::string path = std::filesystem::temp_directory_path() / file;
   std::ofstream(path) << R"({"format":1,"host":"t","cpu_model":"t","threads":2,"gpu_uuid":"","driver_version":0,
     "veda_version":"t","cpu":{"map_ns_per_elem":1.0,"fma_gflops_per_thread":100,"bw_one_gbps":20,"bw_all_gbps":40,
-    "tbb_static_us":0.001,"tbb_auto_us":0.001,"tbb_wake_us":0.001,"tbb_idle_us":1e9},"gpu":{"present":false}})";
+    "tbb_static_us":)" << tbb_us << R"(,"tbb_auto_us":)" << tbb_us << R"(,"tbb_wake_us":0.001,"tbb_idle_us":1e9},
+    "gpu":{"present":false}})";
   return path;
 }
+std::string wrong_profile() { return profile_with_tbb_us("veda-wrong-profile.json", "0.001"); }
 
 const TypeKey kTag{&type_list_name<int>};
 constexpr std::uint32_t kCpuTiers = tier_bit(Tier::Serial) | tier_bit(Tier::TbbStatic) | tier_bit(Tier::TbbAuto);
@@ -469,7 +473,9 @@ TEST_CASE("a tier disturbed while it ran is re-measured once stale, however slow
   std::this_thread::sleep_for(std::chrono::nanoseconds(kStaleNs + 20'000'000));
   CHECK(call() == Tier::TbbAuto);
   CHECK(veda::last_decision().reason.find("re-measuring tbb-auto: measured faster before") == 0);
-  for (int i = 1; i < kRefreshRuns; ++i) CHECK(call() == Tier::TbbAuto);  // the rest of the re-measurement
+  // The rest of the re-measurement, one run short: its first run, right
+  // after serial's, counts too, being faster than the slowed runs.
+  for (int i = 1; i < kRefreshRuns - 1; ++i) CHECK(call() == Tier::TbbAuto);
   for (int i = 0; i < kRefreshRuns; ++i) call();  // serial's figures are as old: re-measured in turn
   for (int i = 0; i < 6; ++i) {
     CHECK(call() == Tier::TbbAuto);
@@ -496,7 +502,7 @@ TEST_CASE("a tier measured fewer than kConfirmSamples times is re-measured after
   CHECK(history_view(b, est, 1000, 0)[t].correction == doctest::Approx(1.0));
 }
 
-TEST_CASE("a CPU run right after another tier's counts only until its tier has runs of its own kind") {
+TEST_CASE("a CPU run right after another tier's counts only until its tier has runs of its own kind, then only where faster") {
   // Right after a parallel run, a serial one pulls the data from the other
   // cores' caches (a 2^14 saxpy: 4.3 us, against 1.7 us back to back).
   Site& site = *site_for(&kTag, "switched-runs", OpClass::Map, kCpuTiers, {});
@@ -521,11 +527,16 @@ TEST_CASE("a CPU run right after another tier's counts only until its tier has r
   CHECK(b.samples[s].count() == 1);
   CHECK(b.samples[s].median_us() == doctest::Approx(1.7));
   CHECK_FALSE(history_view(b, est, 1024, 0)[s].switched_only);
-  // From then on switched runs are not counted.
+  // From then on a switched run counts only where it was faster than their
+  // median (a switch never speeds a run up), and teaches nothing.
   CHECK(run(4.3, true) == 0);
   run(1.8, false);
   CHECK(b.samples[s].count() == 2);
   CHECK(b.samples[s].median_us() == doctest::Approx(1.7));
+  CHECK(run(1.0, true) == 0);
+  CHECK(b.samples[s].count() == 3);
+  CHECK(b.samples[s].median_us() == doctest::Approx(1.7));  // the middle of 1.0, 1.7 and 1.8
+  CHECK_FALSE(history_view(b, est, 1024, 0)[s].switched_only);
 }
 
 TEST_CASE("the scheduler marks a run switched when the thread's previous call of the same site, type and size ran another CPU tier") {
@@ -554,6 +565,41 @@ TEST_CASE("the scheduler marks a run switched when the thread's previous call of
   call(Tier::TbbStatic, 1000, 9000);  // switched, and tbb-static has back-to-back runs: not counted
   CHECK(b.samples[ts].count() == tbb_runs);
   CHECK(b.samples[ts].median_us() == doctest::Approx(2.0));
+  veda::shutdown();
+}
+
+TEST_CASE("a run that measures another tier kOverturnGain faster drops the settled decision; a closer one does not") {
+  // The profile claims a oneTBB call costs 0.1 s, so the bucket settles on
+  // serial without trying them; forced tbb-auto runs (a benchmark's, or a
+  // user's) then measure it faster. Without this the settled serial plan
+  // served the next 64-4096 calls.
+  veda::init(veda::Config::builder().threads(2).profile(profile_with_tbb_us("veda-costly-tbb-profile.json", "1e5")).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "overturned", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(1000);
+  auto call = [&](const CallDesc& c, std::int64_t ns) {
+    const Plan p = begin_call(rt, site, c);
+    end_call(rt, p, c, true, ns);
+    return p;
+  };
+  for (int i = 0; i < 4; ++i) CHECK(call(d, 300'000).tier == Tier::Serial);
+  const Plan settled = call(d, 300'000);
+  CHECK(settled.tier == Tier::Serial);
+  CHECK_FALSE(settled.sync_for_timing);
+  BucketState& b = *last_call().bucket;
+  REQUIRE(b.cached(kAnyDevice) != 0);
+  CallDesc forced = d;
+  forced.forced_tier = Tier::TbbAuto;
+  // Within kOverturnGain of serial: the settled decision stays.
+  call(forced, 290'000);
+  CHECK(b.cached(kAnyDevice) != 0);
+  CHECK(call(d, 300'000).tier == Tier::Serial);
+  // Faster by more (the lower median of 290 and 40 us): dropped, and the next call decides by it.
+  call(forced, 40'000);
+  CHECK(b.cached(kAnyDevice) == 0);
+  const Plan next = call(d, 40'000);
+  CHECK(next.tier == Tier::TbbAuto);
+  CHECK(veda::last_decision().reason.find("(measured)") != std::string::npos);
   veda::shutdown();
 }
 
