@@ -44,7 +44,7 @@ void remember(LastCall& l, BucketState* b, std::uint8_t mask, Tier tier, std::si
 }  // namespace
 
 LastCall& last_call() noexcept {
-  [[gnu::tls_model("initial-exec")]] thread_local LastCall l;
+  thread_local LastCall l;
   if (SettledLast& s = t_settled_last; s.pending) [[unlikely]] {
     s.pending = false;
     remember(l, s.bucket, s.mask, Tier::Serial, s.n, s.ndims, s.dims);

@@ -244,7 +244,7 @@ bool same_name(const CachedSite& e, std::string_view name) noexcept {
 
 Site* site_for(const void* identity, std::string_view name, OpClass op, std::uint32_t tiers,
                const CostHint& hint) {
-  [[gnu::tls_model("initial-exec")]] thread_local CachedSite cache[kCachedSites];
+  thread_local CachedSite cache[kCachedSites];
   CachedSite& e = cache[cache_index(identity, name)];
   if (e.identity == identity && e.len == name.size() && same_name(e, name))
     return e.site;

@@ -141,7 +141,7 @@ void CpuExecutor::warm_up() {
 }
 
 namespace {
-[[gnu::tls_model("initial-exec")]] thread_local bool t_copy_alone = false;
+thread_local bool t_copy_alone = false;
 }
 
 void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
