@@ -11,7 +11,7 @@
 
 // Sums 1..n through veda, with a wrapped map first (a settled decision and
 // the thread's record are thread-locals of libveda's), from this thread;
-// returns -1 where veda threw.
+// -1 where veda threw, -2 where the sum was not the thread's last decision.
 extern "C" double veda_plugin_sum(int n) {
   try {
     veda::init(veda::Config::builder().threads(2).build());
