@@ -89,7 +89,7 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   return per_elem;
 }
 
-bool overturns_settled(const BucketState& b, Tier t, std::size_t slot) {
+void drop_overturned(BucketState& b, Tier t, std::size_t slot) {
   const TierSamples& ran = b.samples_on(t, slot);
   const Device d = tier_device(t);
   for (std::size_t m = 0; m < kMasks; ++m) {
@@ -100,9 +100,8 @@ bool overturns_settled(const BucketState& b, Tier t, std::size_t slot) {
     // Per element: a bucket spans sizes up to 2x apart.
     const TierSamples& kept = b.samples_on(settled, b.cached_slot[m].load(std::memory_order_relaxed));
     if (ran.count() > 0 && kept.count() > 0 && ran.median_ns_per_elem() * kOverturnGain < kept.median_ns_per_elem())
-      return true;
+      b.drop_decision(m);
   }
-  return false;
 }
 
 void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_t t_ns, double profile_ns) {

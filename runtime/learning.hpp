@@ -78,15 +78,15 @@ struct Run {
 };
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
 
-// Whether tier `t`'s runs on device `slot`, with the one just added, show it
-// kOverturnGain faster than a decision the bucket has settled on for a mask
-// that allows it. The caller then drops the settled decisions, so that the
-// next call decides by them: a settled one is otherwise served for the next
-// 64-4096 calls (BucketState::redecide_mask) whatever a forced run, an
-// exploration or a re-measurement measures meanwhile (a 1000-key sort stayed
-// serial at 30 us for 44 rounds while tbb-auto, forced beside it, took 22).
+// Drops each decision the bucket has settled on, for a mask that allows
+// tier `t`, that `t`'s runs on device `slot`, with the one just added, show
+// kOverturnGain slower per element than `t`. The next call of that mask then decides by them: a settled decision is
+// otherwise served for the next 64-4096 calls (BucketState::redecide_mask)
+// whatever a forced run, an exploration or a re-measurement measures
+// meanwhile (a 1000-key sort stayed serial at 30 us for 44 rounds while
+// tbb-auto, forced beside it, took 22). Other masks' decisions stand.
 constexpr double kOverturnGain = 1.1;
-bool overturns_settled(const BucketState& b, Tier t, std::size_t slot);
+void drop_overturned(BucketState& b, Tier t, std::size_t slot);
 
 // Folds a per-element cost from add_run (> 0) into the slot; a long run whose cost
 // moved by more than 2x unsettles the bucket's decisions at once.

@@ -548,8 +548,7 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
       per_elem = add_run(*p.bucket, *p.bucket->slot, st.generation,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns(),
                           p.device_slot, switched});
-      if (!st.config.deterministic() && overturns_settled(*p.bucket, p.tier, p.device_slot))
-        p.bucket->clear_decisions();
+      if (!st.config.deterministic()) drop_overturned(*p.bucket, p.tier, p.device_slot);
     }
     p.bucket->mu.unlock();
   }

@@ -92,6 +92,11 @@ void BucketState::clear_decisions() noexcept {
   invalidate_settled_plans();
 }
 
+void BucketState::drop_decision(std::size_t mask) noexcept {
+  const std::uint64_t old = cached_[mask].exchange(0, std::memory_order_acq_rel);
+  if ((old & 0xff) == static_cast<std::uint64_t>(Tier::Serial) + 1) invalidate_settled_plans();
+}
+
 BucketState::OtherDevice& BucketState::other(std::size_t slot) {
   if (other_devices_.size() < slot) other_devices_.resize(slot);
   return other_devices_[slot - 1];

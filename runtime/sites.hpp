@@ -116,6 +116,9 @@ class BucketState {
   }
   void cache_decision(std::size_t mask, std::uint64_t packed) noexcept;
   void clear_decisions() noexcept;
+  // Clears one mask's settled decision; the threads' settled plans only where
+  // it was serial (their tables hold serial plans alone).
+  void drop_decision(std::size_t mask) noexcept;
   // The device slot a settled GPU decision was made for (several devices).
   std::array<std::atomic<std::uint8_t>, kMasks> cached_slot{};
   std::atomic<double> coexec_fraction{0};  // of the latest CoExec decision

@@ -12,7 +12,7 @@
 // once stale, however slow they were, and one re-measurement brings it back.
 // A trial that clears the awake bucket's decision also drops the serial plan
 // it left in the thread's table. A run that measures another tier clearly
-// faster than the settled one drops the settled decision at once.
+// faster than the settled one drops that mask's settled decision at once.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -32,6 +32,7 @@
 #include "runtime/learning.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
+#include "veda/detail/settled_plans.hpp"
 #include "support/private_cache.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/runtime.hpp"
@@ -1104,4 +1105,26 @@ TEST_CASE("calls whose serial runs outlast the workers' idle time keep one histo
     alternations += tiers[i - 2] == Tier::Serial && tiers[i - 1] != Tier::Serial && tiers[i] == Tier::Serial;
   CHECK(alternations == 0);
   veda::shutdown();
+}
+
+TEST_CASE("an overturned decision is dropped for its own mask only, and the threads' tables only where it was serial") {
+  Site& site = *site_for(&kTag, "overturn-masks", OpClass::Map, kCpuTiers, {});
+  BucketState& b = site.slot(&kTag).bucket(16, 0, 0);
+  const std::uint64_t gen = 9;
+  measured(b, gen, Tier::Serial, 6.4, 0);
+  measured(b, gen, Tier::TbbStatic, 25, 0);
+  auto settle = [&](std::size_t mask, Tier t) { b.cache_decision(mask, (gen << 8) | (static_cast<std::uint64_t>(t) + 1)); };
+  settle(kAnyDevice, Tier::Serial);
+  settle(kCpuOnly, Tier::TbbStatic);
+  const std::uint32_t epoch = g_settled_epoch.load();
+  drop_overturned(b, Tier::Serial, 0);  // serial's 6.4 us against tbb-static's 25, settled for kCpuOnly
+  CHECK(b.cached(kCpuOnly) == 0);
+  CHECK(b.cached(kAnyDevice) != 0);
+  CHECK(g_settled_epoch.load() == epoch);  // no thread's table holds a tbb-static plan
+  settle(kCpuOnly, Tier::TbbStatic);
+  measured(b, gen, Tier::TbbStatic, 2, 0);  // now faster than serial: its settled serial plan goes too
+  drop_overturned(b, Tier::TbbStatic, 0);
+  CHECK(b.cached(kAnyDevice) == 0);
+  CHECK(b.cached(kCpuOnly) != 0);
+  CHECK(g_settled_epoch.load() != epoch);
 }
