@@ -80,11 +80,12 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
 
 // Drops each decision the bucket has settled on, for a mask that allows
 // tier `t`, that `t`'s runs on device `slot`, with the one just added, show
-// kOverturnGain slower per element than `t`. The next call of that mask then decides by them: a settled decision is
-// otherwise served for the next 64-4096 calls (BucketState::redecide_mask)
+// kOverturnGain slower per element than `t`; other masks' decisions stand.
+// The next call of that mask then decides by those runs: a settled decision
+// is otherwise served for the next 64-4096 calls (BucketState::redecide_mask)
 // whatever a forced run, an exploration or a re-measurement measures
 // meanwhile (a 1000-key sort stayed serial at 30 us for 44 rounds while
-// tbb-auto, forced beside it, took 22). Other masks' decisions stand.
+// tbb-auto, forced beside it, took 22).
 constexpr double kOverturnGain = 1.1;
 void drop_overturned(BucketState& b, Tier t, std::size_t slot);
 

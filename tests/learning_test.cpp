@@ -32,8 +32,8 @@
 #include "runtime/learning.hpp"
 #include "runtime/runtime_state.hpp"
 #include "runtime/scheduler.hpp"
-#include "veda/detail/settled_plans.hpp"
 #include "support/private_cache.hpp"
+#include "veda/detail/settled_plans.hpp"
 #include "veda/par_iter.hpp"
 #include "veda/runtime.hpp"
 
