@@ -1013,9 +1013,15 @@ TEST_CASE("sleeping workers: a trial drops the awake bucket's settled serial pla
   CHECK(p.tier == Tier::Serial);
   CHECK(!p.sync_for_timing);  // settled, and offered to the table
   end_call(rt, p, d, true, 6'400);
-  p = begin_call(rt, site, d);
-  CHECK(p.from_table);
-  end_call(rt, p, d, true, 6'400);
+  // Served from the table, unless the thread's call count makes this call
+  // one of the timed ones (every 16th at this length): then the next.
+  bool from_table = false;
+  for (int i = 0; i < 2 && !from_table; ++i) {
+    p = begin_call(rt, site, d);
+    from_table = p.from_table;
+    end_call(rt, p, d, true, 6'400);
+  }
+  CHECK(from_table);
   // Re-measured since, faster: but that figure is old now, so a try from the
   // sleeping bucket begins a trial. The awake bucket has not re-decided.
   measured(awake, gen, Tier::TbbStatic, 4.6, now - 2 * kStaleNs);
