@@ -273,10 +273,11 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     const double fork = e.overhead_us - e.wake_us, awake = e.total_us - e.wake_us;
     return awake - fork >= fork ? awake : e.total_us;
   };
-  // How far behind the best a tier may be tried: kProfileDoubt when a run of
-  // it costs under kCheapExploreUs more than the best, else 1.
-  auto cheap = [&](const Estimate& e) {
-    return e.total_us - best->total_us <= kCheapExploreUs ? kProfileDoubt : 1.0;
+  // How far behind the best a tier may be tried: kProfileDoubt when its
+  // `runs` runs (one exploration, or a re-measurement's kRefreshRuns) cost
+  // under kCheapExploreUs more than the best, else 1.
+  auto cheap = [&](const Estimate& e, int runs) {
+    return (e.total_us - best->total_us) * runs <= kCheapExploreUs ? kProfileDoubt : 1.0;
   };
   if (learn) {
     // How far off the model is here, by what this bucket has measured.
@@ -289,7 +290,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     // the first call pays it (the scheduler then runs a trial, back to back:
     // follow_trial in scheduler.cpp). Where it does not, no stream would pay.
     auto worth_trying = [&](const Estimate& e) {
-      return judged(e) <= kExploreBand * std::max(cheap(e), std::min(off, kProfileDoubt)) * best->total_us;
+      return judged(e) <= kExploreBand * std::max(cheap(e, 1), std::min(off, kProfileDoubt)) * best->total_us;
     };
     for (const auto& e : est)
       if (e.eligible && &e != best && h(e.tier).samples < kMinSamples && h(e.tier).explored < kMaxExplore &&
@@ -320,7 +321,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   };
   // An earlier run's samples keep a tier out only beyond what a profile may
   // be off by (kProfileDoubt): that run may have been disturbed throughout.
-  auto doubt = [&](const Estimate& e) { return h(e.tier).seeded ? kProfileDoubt : cheap(e); };
+  auto doubt = [&](const Estimate& e) { return h(e.tier).seeded ? kProfileDoubt : cheap(e, kRefreshRuns); };
   auto within = [&](const Estimate& e) {
     return reach(e) <= kExploreBand * doubt(e) * best->total_us &&
            (!slowed(e) || e.total_us <= kExploreBand * kProfileDoubt * best->total_us);

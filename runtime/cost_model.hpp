@@ -140,7 +140,10 @@ constexpr double kExploreBand = 1.3;
 // that changed), so an unmeasured tier predicted within kExploreBand x
 // kProfileDoubt of the best is tried once when that costs little
 // (kCheapExploreUs over the best), and otherwise when this bucket's own
-// measurements show the model off by that much.
+// measurements show the model off by that much. A measured runner-up is
+// re-measured that far behind only when all kRefreshRuns runs together
+// cost that little: a 2^20-element loop 2.4x its 430 us best was re-measured
+// five times on one slow run's word, 3 ms of a 21-call stretch.
 constexpr double kProfileDoubt = 3.0;
 constexpr double kCheapExploreUs = 1000;
 // Co-execution must beat the better side alone by this factor to be chosen;

@@ -321,10 +321,11 @@ TEST_CASE("a reason is kept as facts and formatted when read") {
   CHECK(reason_text(r, {}) == "forced to CPU by ScopedPlacement");
 }
 
-TEST_CASE("a stale runner-up is re-measured further behind when a run of it costs little") {
+TEST_CASE("a stale runner-up is re-measured further behind only when its re-measurement's runs together cost little") {
   const auto p = profile("profile_cpu_2core.json");
-  for (const bool cheap : {true, false}) {
-    const CostRequest r = saxpy(cheap ? std::size_t{1} << 16 : std::size_t{1} << 26, false);
+  bool seen_cheap = false, seen_costly = false, seen_one_run_cheap = false;
+  for (int lg = 14; lg <= 26; ++lg) {
+    const CostRequest r = saxpy(std::size_t{1} << lg, false);
     const Choice model = decide(p, r, {}, nullptr);
     double best = 1e30, stat = 0;
     for (const auto& e : model.estimates)
@@ -333,16 +334,26 @@ TEST_CASE("a stale runner-up is re-measured further behind when a run of it cost
         if (e.tier == Tier::TbbStatic) stat = e.total_us;
       }
     REQUIRE(stat > 0);
+    if (stat <= best) continue;  // tbb-static is the best here
     HistoryView h{};
     for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto}) h[static_cast<int>(t)] = {4, 1.0, 0};
     h[static_cast<int>(Tier::TbbStatic)].correction = 2.5 * best / stat;  // measured 2.5x behind the best
     h[static_cast<int>(Tier::TbbStatic)].stale = true;
     const Choice c = decide(p, r, {}, &h);
-    INFO(c.reason_text());
-    // 2^16: 2.5x of a few microseconds is cheap to check again; 2^26: it is not.
+    INFO("2^" << lg << ": " << c.reason_text());
+    // 2.5x of a few microseconds is cheap to check again; of milliseconds it
+    // is not, nor where one run is cheap but the kRefreshRuns runs are not.
+    const double extra = 1.5 * best;
+    const bool cheap = extra * kRefreshRuns <= kCheapExploreUs;
+    seen_cheap |= cheap;
+    seen_costly |= !cheap;
+    seen_one_run_cheap |= !cheap && extra <= kCheapExploreUs;
     CHECK(c.refreshed == cheap);
     CHECK((c.tier == Tier::TbbStatic) == cheap);
   }
+  CHECK(seen_cheap);
+  CHECK(seen_costly);
+  CHECK(seen_one_run_cheap);
 }
 
 TEST_CASE("tiers far from the best are never explored") {
