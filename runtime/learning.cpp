@@ -93,9 +93,9 @@ void drop_overturned(BucketState& b, Tier t, std::size_t slot) {
   const TierSamples& ran = b.samples_on(t, slot);
   const Device d = tier_device(t);
   for (std::size_t m = 0; m < kMasks; ++m) {
-    const std::uint64_t packed = b.cached(m, std::memory_order_relaxed);  // (generation << 8) | (tier + 1)
+    const std::uint64_t packed = b.cached(m, std::memory_order_relaxed);
     if (packed == 0) continue;
-    const auto settled = static_cast<Tier>((packed & 0xff) - 1);
+    const Tier settled = BucketState::decided_tier(packed);
     if (settled == t || (m == kCpuOnly && d != Device::Cpu) || (m == kGpuOnly && d != Device::Gpu)) continue;
     // Per element: a bucket spans sizes up to 2x apart.
     const TierSamples& kept = b.samples_on(settled, b.cached_slot[m].load(std::memory_order_relaxed));

@@ -54,8 +54,6 @@ LastCall& last_call() noexcept {
 
 namespace {
 
-std::uint64_t pack(std::uint64_t gen, Tier t) { return (gen << 8) | (static_cast<std::uint64_t>(t) + 1); }
-
 // What one element of this site costs, as measured; 0 (use the profile) in
 // deterministic mode, whose decisions depend on nothing measured during the run.
 double learned_ns_per_elem(const RuntimeState& st, const TypeSlot& slot) {
@@ -292,7 +290,7 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   p.explanation = std::move(expl);
   b.coexec_fraction.store(c.gpu_fraction, std::memory_order_relaxed);
   b.coexec_devices.store(static_cast<std::uint8_t>(c.gpu_devices), std::memory_order_relaxed);
-  const std::uint64_t settled = c.settled ? pack(st.generation, c.tier) : 0;
+  const std::uint64_t settled = c.settled ? BucketState::pack_decision(st.generation, c.tier) : 0;
   const bool confirmed = settled != 0 && b.cached(r.mask, std::memory_order_relaxed) == settled &&
                          b.timed_mask.load(std::memory_order_relaxed) != b.kTimeAll;
   const std::uint32_t mask = b.redecide_mask.load(std::memory_order_relaxed);
@@ -428,7 +426,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
   const std::uint64_t key = settled_key(d);
   if (key == 0 || st.telemetry || st.replay || st.recorder || r.forced == Forced::GpuFellBack ||
       log().should_log(spdlog::level::debug) ||
-      b.cached(r.mask, std::memory_order_relaxed) != pack(st.generation, Tier::Serial))
+      b.cached(r.mask, std::memory_order_relaxed) != BucketState::pack_decision(st.generation, Tier::Serial))
     return;
   SettledPlan& e = t_settled.entry(&site, key);
   e.site = &site;
@@ -445,7 +443,7 @@ void offer_settled(RuntimeState& st, const Site& site, const CallDesc& d, const 
 // Whether a settled decision was made for the device this call would run
 // on: with several devices a GPU decision holds only there.
 bool made_for_device(RuntimeState& st, const BucketState& b, std::uint8_t mask, std::uint64_t packed, CallDevice& on) {
-  if (st.device_count() <= 1 || tier_device(static_cast<Tier>((packed & 0xff) - 1)) != Device::Gpu) return true;
+  if (st.device_count() <= 1 || tier_device(BucketState::decided_tier(packed)) != Device::Gpu) return true;
   return on.slot() == b.cached_slot[mask].load(std::memory_order_relaxed);
 }
 
@@ -501,7 +499,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.forced_tier = true;
   } else if (packed != 0 && (packed >> 8) == st.generation && made_for_device(st, b, r.mask, packed, on) &&
              (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
-    p.tier = static_cast<Tier>((packed & 0xff) - 1);
+    p.tier = BucketState::decided_tier(packed);
     if (p.tier == Tier::CoExec) {
       p.gpu_fraction = static_cast<float>(b.coexec_fraction.load(std::memory_order_relaxed));
       p.gpu_devices = b.coexec_devices.load(std::memory_order_relaxed);

@@ -94,7 +94,7 @@ void BucketState::clear_decisions() noexcept {
 
 void BucketState::drop_decision(std::size_t mask) noexcept {
   const std::uint64_t old = cached_[mask].exchange(0, std::memory_order_acq_rel);
-  if ((old & 0xff) == static_cast<std::uint64_t>(Tier::Serial) + 1) invalidate_settled_plans();
+  if (old != 0 && decided_tier(old) == Tier::Serial) invalidate_settled_plans();
 }
 
 BucketState::OtherDevice& BucketState::other(std::size_t slot) {

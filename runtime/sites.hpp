@@ -107,7 +107,11 @@ class BucketState {
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
-  // Private, written only through the two below: replacing or clearing a
+  static constexpr std::uint64_t pack_decision(std::uint64_t generation, Tier t) noexcept {
+    return (generation << 8) | (static_cast<std::uint64_t>(t) + 1);
+  }
+  static constexpr Tier decided_tier(std::uint64_t packed) noexcept { return static_cast<Tier>((packed & 0xff) - 1); }
+  // Private, written only through the three below: replacing or clearing a
   // settled decision bumps g_settled_epoch, which the threads' settled plans
   // check instead of it (a trial that stored 0 directly left a serial plan
   // serving calls after the bucket had re-decided).

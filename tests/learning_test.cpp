@@ -1119,7 +1119,7 @@ TEST_CASE("an overturned decision is dropped for its own mask only, and the thre
   const std::uint64_t gen = 9;
   measured(b, gen, Tier::Serial, 6.4, 0);
   measured(b, gen, Tier::TbbStatic, 25, 0);
-  auto settle = [&](std::size_t mask, Tier t) { b.cache_decision(mask, (gen << 8) | (static_cast<std::uint64_t>(t) + 1)); };
+  auto settle = [&](std::size_t mask, Tier t) { b.cache_decision(mask, BucketState::pack_decision(gen, t)); };
   settle(kAnyDevice, Tier::Serial);
   settle(kCpuOnly, Tier::TbbStatic);
   const std::uint32_t epoch = g_settled_epoch.load();
