@@ -51,7 +51,7 @@ void quiet_idle_threads(char** argv) {
   if (std::getenv("VEDA_BENCH_QUIETED")) return;
   setenv("VEDA_BENCH_QUIETED", "1", 1);
   setenv("OMP_WAIT_POLICY", "passive", 0);
-  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
+  setenv("OPENBLAS_THREAD_TIMEOUT", "16", 0);
   execv("/proc/self/exe", argv);
 }
 

@@ -100,9 +100,13 @@ std::string machine_line();  // CPU model (family, model, AVX level), threads, G
 // Contenders run in rotation, so a runtime whose idle threads keep spinning
 // (libgomp's default, OpenBLAS's after each call) takes the cores from the
 // next contender and skews every ratio. Call first in main: sets
-// OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=4 (the shortest spin)
-// unless the user set them, and restarts the program once, because both
-// libraries read them when they load.
+// OMP_WAIT_POLICY=passive and OPENBLAS_THREAD_TIMEOUT=16 unless the user set
+// them, and restarts the program once, because both libraries read them when
+// they load. OpenBLAS's worker then spins 2^16 TSC cycles (about 25 us)
+// after a call before it sleeps: long enough that back-to-back calls find it
+// awake, as with its default (2^28), short enough to leave the next
+// contender the cores. With the shortest spin (4), whether it slept before
+// the next call was a race whose futex wake-up cost 10-20% of a 256^2 sgemm.
 void quiet_idle_threads(char** argv);
 
 struct Options {
