@@ -497,7 +497,8 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
     p.forced_tier = true;
-  } else if (packed != 0 && (packed >> 8) == st.generation && made_for_device(st, b, r.mask, packed, on) &&
+  } else if (packed != 0 && BucketState::decided_generation(packed) == st.generation &&
+             made_for_device(st, b, r.mask, packed, on) &&
              (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = BucketState::decided_tier(packed);
     if (p.tier == Tier::CoExec) {

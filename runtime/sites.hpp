@@ -111,6 +111,7 @@ class BucketState {
     return (generation << 8) | (static_cast<std::uint64_t>(t) + 1);
   }
   static constexpr Tier decided_tier(std::uint64_t packed) noexcept { return static_cast<Tier>((packed & 0xff) - 1); }
+  static constexpr std::uint64_t decided_generation(std::uint64_t packed) noexcept { return packed >> 8; }
   // Private, written only through the three below: replacing or clearing a
   // settled decision bumps g_settled_epoch, which the threads' settled plans
   // check instead of it (a trial that stored 0 directly left a serial plan
