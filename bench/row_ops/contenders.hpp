@@ -4,8 +4,9 @@
 // layer_norm row, sums in bench/common/lanes.hpp's lanes (as veda's); the
 // oneTBB peer gives rows to workers. veda's calls take Arrays made once (as
 // a program holding its tensors in veda::Arrays would) and write into an
-// output Array made once (the _into forms), as the peers write into theirs;
-// they choose their tier and leave the result where it was computed.
+// output Array made once (the _into forms); the loops read and write the
+// same memory (main.cpp says why). veda's calls choose their tier and leave
+// the result where it was computed.
 #pragma once
 
 #include <algorithm>
