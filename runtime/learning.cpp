@@ -113,11 +113,13 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
     b.clear_decisions();
 }
 
-Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now) {
+Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now,
+                    std::uint64_t regions) {
   if (!awake.worth_a_try(serial_us) || now < b.wake_last_ns + b.wake_spacing_ns) return Tier::Serial;
-  const bool held = b.wake_last_ns == 0 || now - b.wake_last_ns >= 2 * b.wake_spacing_ns;
+  const bool held = b.wake_last_ns == 0 || regions - b.wake_regions > kWakeHeldRegions;
   b.wake_spacing_ns = held ? kWakeMinNs : std::min(2 * b.wake_spacing_ns, kWakeMaxNs);
   b.wake_last_ns = now;
+  b.wake_regions = regions;
   return awake.tier;
 }
 

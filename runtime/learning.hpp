@@ -101,11 +101,14 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 // after serial calls, serial 13.9 us). So when the awake bucket measured a
 // parallel tier kWakeGain faster than this bucket's serial runs, a call
 // wakes the workers with it: if the calls come before the workers sleep
-// again, the next ones are the awake bucket's. A try that held keeps the
-// calls away from this bucket for a while; one that did not (the calls come
-// too rarely) brings the next back soon, and costs a wake-up (tens of us).
-// So tries are spaced: kWakeMinNs after one that held, doubling up to
-// kWakeMaxNs while each comes back within twice the spacing.
+// again, the next ones are the awake bucket's. A try that did not hold (the
+// calls come too rarely) costs a wake-up (tens of us). So tries are spaced:
+// kWakeMinNs after one that held, doubling up to kWakeMaxNs after each that
+// did not. A try held when more than kWakeHeldRegions parallel regions
+// ended after it (the try's own, then a stream's), not when the next call
+// came late: isolated calls 15 ms apart each came "late" and each woke the
+// workers (2^10 floats: 31 us a call against 13 us serial, caches cold).
+// Not by how long the workers stayed: they linger after the try's own run.
 // An awake figure that did not pay is measured again where it may be wrong
 // (AwakeBest::doubtful) and within kProfileDoubt of serial: a stream's runs
 // right after a wake-up are slow, and an earlier trial or run may have
@@ -113,6 +116,7 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 // the workers asleep, never visit the awake bucket to correct it.
 constexpr double kWakeGain = 1.1;
 constexpr std::int64_t kWakeMinNs = 1'000'000, kWakeMaxNs = 64'000'000;
+constexpr std::uint64_t kWakeHeldRegions = 2;
 struct AwakeBest {
   Tier tier = Tier::Serial;  // the awake bucket's fastest measured parallel tier
   double us = 0;             // its median
@@ -130,8 +134,10 @@ struct AwakeBest {
   }
 };
 // `b`: a bucket of sleeping workers that chose serial, whose serial runs
-// take `serial_us`. Returns the tier to run: serial, or awake.tier to wake
-// them (where that is worth a try).
-Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now);
+// take `serial_us`, when `regions` parallel regions have ended
+// (WorkerActivity::regions). Returns the tier to run: serial, or awake.tier
+// to wake them (where that is worth a try).
+Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now,
+                    std::uint64_t regions);
 
 }  // namespace veda::detail

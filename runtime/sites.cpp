@@ -72,6 +72,7 @@ void BucketState::reset(std::uint64_t gen) {
   other_devices_.clear();
   for (auto& c : cached_slot) c.store(0, std::memory_order_relaxed);
   wake_last_ns = wake_spacing_ns = 0;
+  wake_regions = 0;
   timed_mask.store(kTimeSome, std::memory_order_relaxed);
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   serial_sleeps.store(false, std::memory_order_relaxed);

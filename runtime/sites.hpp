@@ -103,8 +103,10 @@ class BucketState {
   // Slots 1 .. other_devices() may hold GPU-tier samples of their own.
   std::size_t other_devices() const noexcept { return other_devices_.size(); }
   // The last call that woke the workers from this bucket of sleeping ones,
-  // and the spacing before the next may (wake_for_awake). Guarded by mu.
+  // the parallel regions ended before it (WorkerActivity::regions), and the
+  // spacing before the next may (wake_for_awake). Guarded by mu.
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
+  std::uint64_t wake_regions = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   static constexpr std::uint64_t pack_decision(std::uint64_t generation, Tier t) noexcept {

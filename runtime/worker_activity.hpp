@@ -39,6 +39,14 @@ class WorkerActivity {
   // runtime alive (settled_plans.hpp); one runtime runs at a time.
   const std::atomic<bool>& asleep_flag() const noexcept { return asleep_; }
   void note_parallel_end() noexcept;
+  // One of veda's parallel regions ended; counted (a wake-up try held if
+  // more followed it, learning.hpp) without a locked add: a count lost to a
+  // race misjudges one try at most.
+  void note_region_end() noexcept {
+    regions_.store(regions_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    note_parallel_end();
+  }
+  std::uint64_t regions() const noexcept { return regions_.load(std::memory_order_relaxed); }
 
   // A worker entered / left the arena (from the executor's observer).
   void worker_entered() noexcept {
@@ -58,6 +66,7 @@ class WorkerActivity {
  private:
   std::atomic<std::int64_t> last_parallel_end_ns_{0};
   std::atomic<int> workers_inside_{0};
+  std::atomic<std::uint64_t> regions_{0};
   static inline std::atomic<bool> asleep_{false};
   std::atomic<ActivityListener*> listener_{nullptr};
 };

@@ -169,7 +169,7 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
 
 // The executor half of dispatch.hpp's CPU loop interface.
 tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
-void parallel_done(Runtime& rt) noexcept { rt.state().workers.note_parallel_end(); }
+void parallel_done(Runtime& rt) noexcept { rt.state().workers.note_region_end(); }
 void copy_without_workers() noexcept { t_copy_alone = true; }
 
 }  // namespace veda::detail

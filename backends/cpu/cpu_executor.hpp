@@ -68,7 +68,7 @@ class CpuExecutor {
   void execute(F&& f) {
     if (arena_) arena_->execute(std::forward<F>(f));
     else f();
-    activity_.note_parallel_end();
+    activity_.note_region_end();
   }
 
   // Starts every worker thread and waits until each has run a task.
