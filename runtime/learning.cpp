@@ -114,9 +114,10 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 }
 
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now,
-                    std::uint64_t regions) {
+                    std::uint64_t regions, double wake_us) {
   if (!awake.worth_a_try(serial_us) || now < b.wake_last_ns + b.wake_spacing_ns) return Tier::Serial;
-  const bool held = b.wake_last_ns == 0 || regions - b.wake_regions > kWakeHeldRegions;
+  const bool held =
+      b.wake_last_ns == 0 || regions - b.wake_regions > kWakeHeldRegions || awake.us + wake_us < serial_us;
   b.wake_spacing_ns = held ? kWakeMinNs : std::min(2 * b.wake_spacing_ns, kWakeMaxNs);
   b.wake_last_ns = now;
   b.wake_regions = regions;

@@ -105,7 +105,8 @@ void learn_per_elem(TypeSlot& slot, BucketState& b, double per_elem, std::int64_
 // calls come too rarely) costs a wake-up (tens of us). So tries are spaced:
 // kWakeMinNs after one that held, doubling up to kWakeMaxNs after each that
 // did not. A try held when more than kWakeHeldRegions parallel regions
-// ended after it (the try's own, then a stream's), not when the next call
+// ended after it (the try's own, then a stream's), or when it paid alone
+// (awake time plus the wake-up under serial time); not when the next call
 // came late: isolated calls 15 ms apart each came "late" and each woke the
 // workers (2^10 floats: 31 us a call against 13 us serial, caches cold).
 // Not by how long the workers stayed: they linger after the try's own run.
@@ -135,9 +136,9 @@ struct AwakeBest {
 };
 // `b`: a bucket of sleeping workers that chose serial, whose serial runs
 // take `serial_us`, when `regions` parallel regions have ended
-// (WorkerActivity::regions). Returns the tier to run: serial, or awake.tier
-// to wake them (where that is worth a try).
+// (WorkerActivity::regions) and a wake-up costs `wake_us`. Returns the tier
+// to run: serial, or awake.tier to wake them (where that is worth a try).
 Tier wake_for_awake(BucketState& b, const AwakeBest& awake, double serial_us, std::int64_t now,
-                    std::uint64_t regions);
+                    std::uint64_t regions, double wake_us);
 
 }  // namespace veda::detail

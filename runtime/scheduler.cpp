@@ -181,7 +181,7 @@ bool wake_if_faster_awake(RuntimeState& st, Site& site, TypeSlot& slot, BucketSt
   }
   const bool pays = best.pays(serial_us), trusted = pays && !best.doubtful;
   if (c.tier != Tier::Serial || c.explored) return trusted;
-  const Tier t = wake_for_awake(b, best, serial_us, now, st.workers.regions());
+  const Tier t = wake_for_awake(b, best, serial_us, now, st.workers.regions(), st.profile().cpu.tbb_wake_us);
   if (t == Tier::Serial) {
     if (pays) c.settled = false;  // serial only until the next try
     return trusted;

@@ -669,13 +669,13 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
   const std::int64_t t0 = 1'000'000'000;
   const AwakeBest awake{Tier::TbbStatic, 8.7};  // awake: 8.7 us; serial here 13.9 us
   // Not faster by kWakeGain, or nothing parallel measured: serial stays.
-  CHECK(wake_for_awake(b, {Tier::TbbStatic, 13.0}, 13.9, t0, 0) == Tier::Serial);
-  CHECK(wake_for_awake(b, {}, 13.9, t0, 0) == Tier::Serial);
-  CHECK(wake_for_awake(b, awake, 0, t0, 0) == Tier::Serial);  // no serial run measured here
+  CHECK(wake_for_awake(b, {Tier::TbbStatic, 13.0}, 13.9, t0, 0, 20.0) == Tier::Serial);
+  CHECK(wake_for_awake(b, {}, 13.9, t0, 0, 20.0) == Tier::Serial);
+  CHECK(wake_for_awake(b, awake, 0, t0, 0, 20.0) == Tier::Serial);  // no serial run measured here
   CHECK(b.wake_last_ns == 0);
   // Faster: this call wakes them. Back here within kWakeMinNs: serial.
-  CHECK(wake_for_awake(b, awake, 13.9, t0, 0) == Tier::TbbStatic);
-  CHECK(wake_for_awake(b, awake, 13.9, t0 + kWakeMinNs - 1, 1) == Tier::Serial);
+  CHECK(wake_for_awake(b, awake, 13.9, t0, 0, 20.0) == Tier::TbbStatic);
+  CHECK(wake_for_awake(b, awake, 13.9, t0 + kWakeMinNs - 1, 1, 20.0) == Tier::Serial);
   // Tries after which no more parallel regions ended than the try's own (no
   // stream followed) are spaced twice as far each time, up to kWakeMaxNs:
   // whether the next call comes 0.1 ms or 15 ms later (isolated calls, each
@@ -686,7 +686,7 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
     std::uint64_t regions = 0;
     int tries = 0;
     for (std::int64_t now = t0; now < t0 + 2'000'000'000; now += every)
-      if (wake_for_awake(b, awake, 13.9, now, regions) == Tier::TbbStatic) {
+      if (wake_for_awake(b, awake, 13.9, now, regions, 20.0) == Tier::TbbStatic) {
         if (t) CHECK(now - t >= spacing);
         if (t) spacing = std::min(2 * spacing, kWakeMaxNs);
         t = now;
@@ -700,9 +700,14 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
   // kWakeMinNs after it.
   const std::int64_t later = b.wake_last_ns + 2 * kWakeMaxNs;
   const std::uint64_t held = b.wake_regions + 1 + kWakeHeldRegions;
-  CHECK(wake_for_awake(b, awake, 13.9, later, held) == Tier::TbbStatic);
+  CHECK(wake_for_awake(b, awake, 13.9, later, held, 20.0) == Tier::TbbStatic);
   CHECK(b.wake_spacing_ns == kWakeMinNs);
-  CHECK(wake_for_awake(b, awake, 13.9, later + kWakeMinNs, held + 1 + kWakeHeldRegions) == Tier::TbbStatic);
+  CHECK(wake_for_awake(b, awake, 13.9, later + kWakeMinNs, held + 1 + kWakeHeldRegions, 20.0) == Tier::TbbStatic);
+  CHECK(b.wake_spacing_ns == kWakeMinNs);
+  // A try that pays alone (awake plus the wake-up under serial: 2^20 floats,
+  // 250 + 20 against 500 us) holds with no stream after it.
+  b.reset(1);
+  for (int i = 0; i < 8; ++i) CHECK(wake_for_awake(b, {Tier::TbbStatic, 250}, 500, t0 + i * 15'000'000, i, 20.0) == Tier::TbbStatic);
   CHECK(b.wake_spacing_ns == kWakeMinNs);
   b.reset(1);
   CHECK(b.wake_last_ns == 0);
@@ -789,10 +794,10 @@ TEST_CASE("sleeping workers: an awake figure that may be wrong is re-measured by
   // workers asleep never visit the awake bucket to correct it.
   BucketState b;
   const std::int64_t t0 = 1'000'000'000;
-  CHECK(wake_for_awake(b, {Tier::TbbStatic, 8.0, false}, 6.4, t0, 0) == Tier::Serial);  // trusted and slower
-  CHECK(wake_for_awake(b, {Tier::TbbStatic, 8.0, true}, 6.4, t0, 0) == Tier::TbbStatic);
-  CHECK(wake_for_awake(b, {Tier::TbbStatic, 8.0, true}, 6.4, t0 + 1, 1) == Tier::Serial);  // spaced like any try
-  CHECK(wake_for_awake(b, {Tier::TbbStatic, 3 * 6.4 + 0.1, true}, 6.4, t0 + 4 * kWakeMaxNs, 1) == Tier::Serial);
+  CHECK(wake_for_awake(b, {Tier::TbbStatic, 8.0, false}, 6.4, t0, 0, 20.0) == Tier::Serial);  // trusted and slower
+  CHECK(wake_for_awake(b, {Tier::TbbStatic, 8.0, true}, 6.4, t0, 0, 20.0) == Tier::TbbStatic);
+  CHECK(wake_for_awake(b, {Tier::TbbStatic, 8.0, true}, 6.4, t0 + 1, 1, 20.0) == Tier::Serial);  // spaced like any try
+  CHECK(wake_for_awake(b, {Tier::TbbStatic, 3 * 6.4 + 0.1, true}, 6.4, t0 + 4 * kWakeMaxNs, 1, 20.0) == Tier::Serial);
   // Which figures may be wrong: unconfirmed ones after kConfirmNs, others
   // after the longer of kStaleNs and kStaleRuns of their runs.
   TierBook book;
