@@ -707,7 +707,9 @@ TEST_CASE("sleeping workers: a serial decision wakes them where, awake, a parall
   // A try that pays alone (awake plus the wake-up under serial: 2^20 floats,
   // 250 + 20 against 500 us) holds with no stream after it.
   b.reset(1);
-  for (int i = 0; i < 8; ++i) CHECK(wake_for_awake(b, {Tier::TbbStatic, 250}, 500, t0 + i * 15'000'000, i, 20.0) == Tier::TbbStatic);
+  for (std::uint64_t i = 0; i < 8; ++i)
+    CHECK(wake_for_awake(b, {Tier::TbbStatic, 250}, 500, t0 + static_cast<std::int64_t>(i) * 15'000'000, i, 20.0) ==
+          Tier::TbbStatic);
   CHECK(b.wake_spacing_ns == kWakeMinNs);
   b.reset(1);
   CHECK(b.wake_last_ns == 0);
