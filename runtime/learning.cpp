@@ -1,6 +1,7 @@
 #include "runtime/learning.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace veda::detail {
 
@@ -87,6 +88,14 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
     if (median * static_cast<double>(n) >= kLongCallNs) per_elem = median;
   }
   return per_elem;
+}
+
+std::uint32_t redecide_mask(double typical_ns, bool confirmed, std::uint32_t mask) {
+  if (typical_ns >= kRedecideEachNs) return 0;
+  mask = confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax) : BucketState::kRedecideMin;
+  if (typical_ns < kLongCallNs) return mask;
+  const auto calls = static_cast<std::uint32_t>(static_cast<double>(kRedecideEachNs) / typical_ns);  // 1 to 50
+  return std::min(mask, std::bit_floor(std::max<std::uint32_t>(calls, 2)) - 1);
 }
 
 void drop_overturned(BucketState& b, Tier t, std::size_t slot) {

@@ -40,6 +40,17 @@ constexpr std::int64_t kTinyCallNs = 250;
 // runner-up due for re-measurement is not kept waiting for 64 of them.
 constexpr std::int64_t kRedecideEachNs = 1'000'000;
 
+// The bucket's next BucketState::redecide_mask after a decision, for calls
+// that typically take `typical_ns`: 0 (every call) from kRedecideEachNs;
+// else every 64th call, doubling up to every 4096th while re-decisions keep
+// `confirmed` the same decision, but at least once per kRedecideEachNs of
+// long calls (kLongCallNs and more). A runner-up measured once, on a slow
+// run, is otherwise kept out by a count no such calls reach: 2^20 floats
+// through a where() and a sqrt took 0.5-0.8 ms a call, so 64 calls outlast
+// a benchmark's whole stream, and tbb-auto, explored once at 669 us, stayed
+// out while tbb-static's calls took 650-850 us there.
+std::uint32_t redecide_mask(double typical_ns, bool confirmed, std::uint32_t mask);
+
 // How long a tier's figures hold before it is measured again: kConfirmNs
 // while unconfirmed (too few runs, only an earlier run's, or only runs right
 // after another tier's), else kStaleNs or kStaleRuns of its runs

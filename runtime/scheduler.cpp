@@ -296,17 +296,13 @@ void decide_slow(RuntimeState& st, Site& site, TypeSlot& slot, BucketState& b, c
   const std::uint32_t mask = b.redecide_mask.load(std::memory_order_relaxed);
   // How long the chosen tier's calls take, also when known only from stored
   // history (nothing timed yet in this run): long ones are all timed, and
-  // re-decided each time.
+  // re-decided often (redecide_mask).
   const double typical_ns = b.samples_on(c.tier, dev).median_us() * 1e3;
   if (typical_ns >= kLongCallNs) b.timed_mask.store(b.kTimeAll, std::memory_order_relaxed);
-  const bool long_calls = typical_ns >= kRedecideEachNs;
   if (!TypeSlot::for_sleeping_workers(b) &&
       b.samples[static_cast<std::size_t>(Tier::Serial)].median_us() > st.profile().cpu.tbb_idle_us)
     b.serial_sleeps.store(true, std::memory_order_relaxed);
-  b.redecide_mask.store(long_calls  ? 0
-                        : confirmed ? std::min(2 * mask + 1, BucketState::kRedecideMax)
-                                    : BucketState::kRedecideMin,
-                        std::memory_order_relaxed);
+  b.redecide_mask.store(redecide_mask(typical_ns, confirmed, mask), std::memory_order_relaxed);
   b.cached_slot[r.mask].store(static_cast<std::uint8_t>(dev), std::memory_order_relaxed);
   b.cache_decision(r.mask, settled);
   p.tier = c.tier;
