@@ -41,13 +41,25 @@ struct Data {
   std::size_t cols = 1024;
 };
 
-void serial(Case c, const Data& d, std::vector<float>& out);
-void tbb_loop(Case c, const Data& d, std::vector<float>& out);
-bool eigen_installed();
-void eigen(Case c, const Data& d, std::vector<float>& out);
+// The memory every contender reads and writes: veda's Arrays' (veda_setup).
+// On copies of their own, a contender started from whatever the previous
+// ones had left in the last-level cache, which a 128 MiB eviction does not
+// empty where that cache is larger (480 MiB on the Xeon of docs/benchmarks.md):
+// the oneTBB loop, after the plain loop on the same memory, found it warm,
+// and veda, after its one-op-at-a-time passes over other memory, did not.
+struct Memory {
+  const float *x = nullptr, *y = nullptr, *mu = nullptr, *sd = nullptr;
+  float* out = nullptr;
+  std::size_t n = 0, cols = 1;
+};
 
-// veda keeps its own Arrays, filled from `d` by veda_setup.
-void veda_setup(const Data& d);
+void serial(Case c, const Memory& m);
+void tbb_loop(Case c, const Memory& m);
+bool eigen_installed();
+void eigen(Case c, const Memory& m);
+
+// veda keeps its own Arrays, filled from `d`; returns their memory.
+Memory veda_setup(const Data& d);
 void veda_fused(Case c, const std::string& tier = "");  // "": the cost model's choice
 void veda_one_op(Case c);
 std::vector<float> veda_result();

@@ -48,11 +48,12 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return worst;
 }
 
-// Evicts the caches (writes a buffer larger than any L3), untimed, before
-// each contender's batch: in rotation the peers read the same x and y, so a
-// peer that follows another started from a warm cache, while veda's arrays
-// (its own copies) did not; that order alone made veda 1.1-2.2x the oneTBB
-// loop at 2^20, depending on which contender ran before it.
+// Evicts the core's caches, untimed, before each contender's batch: a peer
+// that followed another on the same memory started from a warm cache, while
+// veda's arrays did not; that order alone made veda 1.1-2.2x the oneTBB loop
+// at 2^20, depending on which contender ran before it. Not every last-level
+// cache (480 MiB on the Xeon of docs/benchmarks.md), so the contenders also
+// share their memory (ex::Memory).
 void scrub_caches() {
   static std::vector<unsigned char> junk(std::size_t{128} << 20);
   for (std::size_t i = 0; i < junk.size(); i += 64) ++junk[i];
@@ -66,22 +67,23 @@ Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, std::vect
                                                    : std::vector<std::size_t>{1 << 10, 1 << 14, 1 << 16, 1 << 18,
                                                                               1 << 20, 1 << 22, 1 << 24};
   for (std::size_t n : sizes) {
-    const ex::Data d = make_data(n, std::min<std::size_t>(n, 1024));
-    std::vector<float> o_serial(n), o_tbb(n), o_eigen(n), o_again(n);
-    ex::veda_setup(d);
+    const ex::Memory m = ex::veda_setup(make_data(n, std::min<std::size_t>(n, 1024)));
+    std::vector<float> expected(n);
+    ex::Memory to_expected = m;
+    to_expected.out = expected.data();
+    ex::serial(c, to_expected);
     const bool eigen = ex::eigen_installed();
-    std::vector<std::function<void()>> rs = {[&] { ex::serial(c, d, o_serial); }, [&] { ex::tbb_loop(c, d, o_tbb); },
+    std::vector<std::function<void()>> rs = {[&] { ex::serial(c, m); }, [&] { ex::tbb_loop(c, m); },
                                              [&] { ex::veda_one_op(c); }, [&] { ex::veda_fused(c); }};
-    if (eigen) rs.push_back([&] { ex::eigen(c, d, o_eigen); });
+    if (eigen) rs.push_back([&] { ex::eigen(c, m); });
     // The noise floor: the oneTBB loop again, as one more contender.
     const std::size_t again = rs.size();
-    rs.push_back([&] { ex::tbb_loop(c, d, o_again); });
+    rs.push_back([&] { ex::tbb_loop(c, m); });
     for (int i = 0; i < 30; ++i) rs[3]();  // veda learns
-    rs[0]();
     rs[2]();
-    const double one_op_diff = max_rel_diff(ex::veda_result(), o_serial);
+    const double one_op_diff = max_rel_diff(ex::veda_result(), expected);
     rs[3]();
-    const double fused_diff = max_rel_diff(ex::veda_result(), o_serial);
+    const double fused_diff = max_rel_diff(ex::veda_result(), expected);
     if (one_op_diff > 1e-5 || fused_diff > 1e-5) {
       std::printf("WRONG: %s at n = %zu: veda differs from the plain loop by %.3g (fused), %.3g (one op)\n",
                   ex::text(c), n, fused_diff, one_op_diff);
@@ -129,10 +131,8 @@ int main(int argc, char** argv) {
                 "tbb-auto / oneTBB"});
   for (ex::Case c : ex::kCases)
     for (std::size_t n : {std::size_t{1} << 16, std::size_t{1} << 20}) {
-      const ex::Data d = make_data(n, 1024);
-      std::vector<float> o(n);
-      ex::veda_setup(d);
-      std::vector<std::function<void()>> rs = {[&] { ex::serial(c, d, o); }, [&] { ex::tbb_loop(c, d, o); }};
+      const ex::Memory m = ex::veda_setup(make_data(n, 1024));
+      std::vector<std::function<void()>> rs = {[&] { ex::serial(c, m); }, [&] { ex::tbb_loop(c, m); }};
       for (const char* t : {"serial", "tbb-static", "tbb-auto"}) rs.push_back([&c, t] { ex::veda_fused(c, t); });
       const std::vector<int> batch(rs.size(), calibrate_batch(rs[1], 2e6));
       const auto s = measure_interleaved(rs, opt.quick ? 15 : 31, batch);

@@ -5,6 +5,6 @@
 namespace bench::expressions {
 
 bool eigen_installed() { return false; }
-void eigen(Case, const Data&, std::vector<float>&) {}
+void eigen(Case, const Memory&) {}
 
 }  // namespace bench::expressions

@@ -4,10 +4,10 @@
 
 namespace bench::expressions {
 
-void serial(Case c, const Data& d, std::vector<float>& out) {
-  const float *x = d.x.data(), *y = d.y.data();
-  float* o = out.data();
-  const std::size_t n = out.size();
+void serial(Case c, const Memory& m) {
+  const float *x = m.x, *y = m.y;
+  float* o = m.out;
+  const std::size_t n = m.n;
   switch (c) {
     case Case::Axpy:
       for (std::size_t i = 0; i < n; ++i) o[i] = 2 * x[i] + y[i];
@@ -19,8 +19,8 @@ void serial(Case c, const Data& d, std::vector<float>& out) {
       for (std::size_t i = 0; i < n; ++i) o[i] = (x[i] > 0 ? x[i] : 0.1f * x[i]) + std::sqrt(std::fabs(y[i]));
       break;
     case Case::Normalize:
-      for (std::size_t r = 0; r < n / d.cols; ++r)
-        for (std::size_t j = 0; j < d.cols; ++j) o[r * d.cols + j] = (x[r * d.cols + j] - d.mu[j]) / d.sd[j];
+      for (std::size_t r = 0; r < n / m.cols; ++r)
+        for (std::size_t j = 0; j < m.cols; ++j) o[r * m.cols + j] = (x[r * m.cols + j] - m.mu[j]) / m.sd[j];
       break;
   }
 }

@@ -9,10 +9,10 @@
 
 namespace bench::expressions {
 
-void tbb_loop(Case c, const Data& d, std::vector<float>& out) {
-  const float *x = d.x.data(), *y = d.y.data(), *mu = d.mu.data(), *sd = d.sd.data();
-  float* o = out.data();
-  const std::size_t n = out.size(), cols = d.cols;
+void tbb_loop(Case c, const Memory& m) {
+  const float *x = m.x, *y = m.y, *mu = m.mu, *sd = m.sd;
+  float* o = m.out;
+  const std::size_t n = m.n, cols = m.cols;
   if (c == Case::Normalize) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n / cols), [=](const tbb::blocked_range<std::size_t>& r) {
       for (std::size_t i = r.begin(); i < r.end(); ++i)
