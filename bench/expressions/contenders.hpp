@@ -41,12 +41,9 @@ struct Data {
   std::size_t cols = 1024;
 };
 
-// The memory every contender reads and writes: veda's Arrays' (veda_setup).
-// On copies of their own, a contender started from whatever the previous
-// ones had left in the last-level cache, which a 128 MiB eviction does not
-// empty where that cache is larger (480 MiB on the Xeon of docs/benchmarks.md):
-// the oneTBB loop, after the plain loop on the same memory, found it warm,
-// and veda, after its one-op-at-a-time passes over other memory, did not.
+// The memory every contender reads and writes: veda's Arrays' (veda_setup),
+// so that the contenders differ in nothing but their loops, and the cache
+// eviction before each batch (main.cpp) empties the same lines for each.
 struct Memory {
   const float *x = nullptr, *y = nullptr, *mu = nullptr, *sd = nullptr;
   float* out = nullptr;

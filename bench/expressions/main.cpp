@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "bench/common/bench.hpp"
 #include "bench/expressions/contenders.hpp"
 #include "veda/runtime.hpp"
@@ -48,15 +52,30 @@ double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return worst;
 }
 
-// Evicts the core's caches, untimed, before each contender's batch: a peer
-// that followed another on the same memory started from a warm cache, while
-// veda's arrays did not; that order alone made veda 1.1-2.2x the oneTBB loop
-// at 2^20, depending on which contender ran before it. Not every last-level
-// cache (480 MiB on the Xeon of docs/benchmarks.md), so the contenders also
-// share their memory (ex::Memory).
-void scrub_caches() {
+// Evicts the caches, untimed, before each contender's batch, so that each
+// sample starts with its operands in memory: a 128 MiB write for the cores'
+// own caches, then the operands' lines flushed from every level, as a
+// last-level cache may outlast the write (480 MiB on the Xeon of
+// docs/benchmarks.md). With the write alone, whichever contender followed
+// one that had read x and y last found them partly cached: the oneTBB loop
+// after the plain loop, not veda after its one-op passes over temporaries
+// (1.1-2.2x the oneTBB loop at 2^20 on separate copies, up to 1.14x on
+// shared ones). The contenders share their memory (ex::Memory) as well.
+void flush_lines(const float* p, std::size_t n) {
+#if defined(__x86_64__) || defined(__i386__)
+  for (std::size_t i = 0; i < n; i += 64 / sizeof(float)) _mm_clflush(p + i);
+  _mm_mfence();
+#else
+  (void)p, (void)n;  // elsewhere the write alone
+#endif
+}
+
+void scrub_caches(const ex::Memory& m) {
   static std::vector<unsigned char> junk(std::size_t{128} << 20);
   for (std::size_t i = 0; i < junk.size(); i += 64) ++junk[i];
+  for (const float* p : {m.x, m.y, static_cast<const float*>(m.out)}) flush_lines(p, m.n);
+  flush_lines(m.mu, m.cols);
+  flush_lines(m.sd, m.cols);
 }
 
 Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, std::vector<double>& aa_ratios, bool& wrong) {
@@ -94,7 +113,7 @@ Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, std::vect
     // slow calibration call) would carry more of that first call's cost.
     const std::vector<int> batch(rs.size(), calibrate_batch(rs[1], 2e6));
     const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch,
-                                          [](std::size_t, bool before) { if (before) scrub_caches(); });
+                                          [&m](std::size_t, bool before) { if (before) scrub_caches(m); });
     rs[3]();
     const std::string tier = ex::veda_tier();
     // veda's calls back to back: without the other contenders' oneTBB loops
