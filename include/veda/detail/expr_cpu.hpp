@@ -136,7 +136,12 @@ std::size_t expr_leaf_map_index(const ExprCall& c, const void* const* bases) {
 template <class N, class O, ExprLeafMap Map>
 void expr_unit(const N& node, const void* const* ptr, O* o, std::size_t len) {
   const ExprLeafPtrs<Map, !N::kCallsLibm> p{ptr};
-  for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<O>(node.template eval<0>(p, i));
+  // A copy whose address never escapes: the output's stores cannot alias
+  // it, so its scalars stay in registers (through `node` each store of a
+  // float might change them: where(x > 0, x, 0.1 * x) + sqrt(abs(y))
+  // reloaded both every element, 4-7% over the hand loop serially).
+  const N local = node;
+  for (std::size_t i = 0; i < len; ++i) o[i] = static_cast<O>(local.template eval<0>(p, i));
 }
 
 template <class N, class O>
