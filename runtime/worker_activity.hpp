@@ -38,7 +38,6 @@ class WorkerActivity {
   // It lives for the process: a settled call reads it without keeping the
   // runtime alive (settled_plans.hpp); one runtime runs at a time.
   const std::atomic<bool>& asleep_flag() const noexcept { return asleep_; }
-  void note_parallel_end() noexcept;
   // One of veda's parallel regions ended; counted (a wake-up try held if
   // more followed it, learning.hpp) without a locked add: a count lost to a
   // race misjudges one try at most.
@@ -64,6 +63,8 @@ class WorkerActivity {
   ActivityListener* listener() const noexcept { return listener_.load(std::memory_order_acquire); }
 
  private:
+  void note_parallel_end() noexcept;  // a region ended or a worker left: they are awake until now
+
   std::atomic<std::int64_t> last_parallel_end_ns_{0};
   std::atomic<int> workers_inside_{0};
   std::atomic<std::uint64_t> regions_{0};
