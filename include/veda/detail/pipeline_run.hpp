@@ -165,7 +165,8 @@ class Runner {
     // Maps only, the loop counts elements: a reduction's lanes call run(j,
     // j + 1) per element, which GCC 12 then knows runs once, and the lanes of
     // a map -> sum of doubles become vector loads and adds (they were eight
-    // scalar ones per 64 bytes, 1.4x the oneTBB loop at 10^7). With a filter
+    // scalar ones per 64 bytes, 1.4x the oneTBB loop at 10^7), provided
+    // reduce_pipeline_cpu does not add its one-element hint. With a filter
     // the index loop is kept: counting made the map -> filter -> map -> sum
     // of floats 1.1-1.2x slower (bench_par_iter's compute case).
     auto run = [&st = st_, feed = bound(raw), r](std::size_t j0, std::size_t j1, auto& sink) {

@@ -133,9 +133,14 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     d.bytes_per_elem = bytes16(sizeof(T) + sizeof(value_at_t<V0, Stages, E>));
     d.placement = self.placement_ == Placement::Gpu ? Placement::Auto : self.placement_;
     const Plan p = begin_call(self.rt_, pipeline_site<SiteTag<Tag, 3 * static_cast<int>(I) + 2>>(self.name_, kCpuTiers), d);
-    auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {
-      for (std::size_t j = j0; j < j1; ++j)
-        if (!apply<K, E>(self.st_, r, r.lo + j, in[j], sink)) return false;
+    auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {  // as phase_cpu's
+      if constexpr (L::has_filter(K, E)) {
+        for (std::size_t j = j0; j < j1; ++j)
+          if (!apply<K, E>(self.st_, r, r.lo + j, in[j], sink)) return false;
+      } else {
+        for (std::size_t k = 0, m = j1 - j0; k < m; ++k)
+          if (!apply<K, E>(self.st_, r, r.lo + j0 + k, in[j0 + k], sink)) return false;
+      }
       return true;
     };
     return self.template finish<E>(p, d, in.size(), std::bool_constant<!L::has_filter(K, E)>{}, run);
@@ -181,9 +186,9 @@ struct GpuPhase<Runner<Src, Stages, Term, Tag>> {
     // [lo, hi) of the range on the CPU: collected in place, or a partial reduction.
     auto on_cpu = [&](std::size_t lo, std::size_t hi) {
       const Plan cpu = coexec_cpu_plan(rt, p, hi - lo);
-      auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {
-        for (std::size_t j = lo + j0; j < lo + j1; ++j)
-          if (!apply<I, E>(self.st_, r, r.lo + j, feed.get(r.lo + j), sink)) return false;
+      auto run = [&](std::size_t j0, std::size_t j1, auto& sink) {  // maps only: counts (phase_cpu)
+        for (std::size_t k = 0, m = j1 - j0, j = lo + j0; k < m; ++k)
+          if (!apply<I, E>(self.st_, r, r.lo + j + k, feed.get(r.lo + j + k), sink)) return false;
         return true;
       };
       if constexpr (Term::kind == TermKind::Collect) {

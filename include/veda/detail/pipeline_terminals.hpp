@@ -66,8 +66,8 @@ struct Reduce {
   Acc identity;
   Op op;
   template <class T, class Run, class OneToOne>
-  Acc cpu(Runtime& rt, const Plan& p, std::size_t count, OneToOne, const Run& run) const {
-    return reduce_pipeline_cpu<Acc>(rt, p, rt.config().deterministic(), count, identity, op, run);
+  Acc cpu(Runtime& rt, const Plan& p, std::size_t count, OneToOne one_to_one, const Run& run) const {
+    return reduce_pipeline_cpu<Acc>(rt, p, rt.config().deterministic(), count, identity, op, run, one_to_one);
   }
 #if VEDA_GPU_SITE
   template <class T>
