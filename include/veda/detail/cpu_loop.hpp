@@ -46,7 +46,8 @@ void tbb_for(Runtime& rt, const Plan& p, std::size_t count, std::size_t grain, c
   parallel_done(rt);
 }
 
-// Runs body(j0, j1) over [0, count) per the plan's tier and grain.
+// Runs body(j0, j1) over [0, count) per the plan's tier and grain; body is
+// copied (cheap: a lambda of references, or a small job by value).
 template <class Body>
 void for_ranges(Runtime& rt, const Plan& p, std::size_t count, const Body& body) {
   if (count == 0) return;
@@ -54,8 +55,11 @@ void for_ranges(Runtime& rt, const Plan& p, std::size_t count, const Body& body)
     body(std::size_t{0}, count);
     return;
   }
+  // The body by value: oneTBB copies the task's body into the task a
+  // worker picks up, and a reference would send the worker to this
+  // thread's stack for it first (a line the other core wrote last).
   tbb::task_group_context ctx;
-  tbb_for(rt, p, count, p.grain, [&](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); }, ctx);
+  tbb_for(rt, p, count, p.grain, [body](const tbb::blocked_range<std::size_t>& r) { body(r.begin(), r.end()); }, ctx);
 }
 
 // Fixed chunks (for ordered buffers and early exit): about 8 per thread.
