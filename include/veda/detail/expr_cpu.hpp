@@ -155,9 +155,9 @@ constexpr std::array<ExprUnitFn<N, O>, sizeof...(I)> expr_units(std::index_seque
 // What a range of units needs, by value. The oneTBB task that runs a range
 // holds a copy, so a worker reads it with the task; through references it
 // followed pointers into the calling thread's stack (the call, its leaves,
-// the node), each a line the other core wrote last: dependent misses that
-// made a tbb-static 2 * x + y on 2^16 floats 5.3-5.5 us against 4.6 us for
-// the same oneTBB loop written by hand (ad hoc, back to back).
+// the node), each a line the other core wrote last: dependent misses (a
+// tbb-static 2 * x + y on 2^16 floats took 5.15-5.32 us, now 5.06-5.19; the
+// same oneTBB loop by hand 4.4-4.8; docs/expressions.md).
 template <class N, class O, int L>
 struct ExprJob {
   N node;
