@@ -164,8 +164,8 @@ struct ExprJob {
   ExprUnitFn<N, O> unit;
   O* out;
   std::size_t inner, per_row, e1, e2;
-  std::uint32_t own;  // bit k: leaf k is its own first equal (pointed at or splat)
-  bool splat;         // some own leaf is broadcast along the innermost dimension
+  bool splat;  // some own leaf is broadcast along the innermost dimension
+  std::array<bool, L> own;  // leaf k is its own first equal (pointed at or splat)
   std::array<const unsigned char*, L> base;
   std::array<std::array<std::int64_t, 4>, L> stride;
   std::array<std::uint8_t, L> elem_bytes;
@@ -183,7 +183,7 @@ struct ExprJob {
       next = splat ? u + 1 : std::min(u1, (row + 1) * per_row);
       const std::size_t len = std::min(inner, (next - row * per_row) * kExprUnit) - j0;
       for (int k = 0; k < L; ++k) {
-        if (!(own >> k & 1)) continue;
+        if (!own[k]) continue;
         const auto& st = stride[k];
         const std::int64_t off = c0 * st[0] + c1 * st[1] + c2 * st[2] + static_cast<std::int64_t>(j0) * st[3];
         const unsigned char* at = base[k] + off * elem_bytes[k];
@@ -211,7 +211,6 @@ struct ExprJob {
 template <class N, class O>
 void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& c, void* out) {
   constexpr int L = N::kLeaves;
-  static_assert(L <= 32, "ExprJob::own holds a bit per leaf");
   const auto inner = static_cast<std::size_t>(c.ext[3]);
   const auto rows = static_cast<std::size_t>(c.ext[0] * c.ext[1] * c.ext[2]);
   if (inner == 0 || rows == 0) return;
@@ -222,12 +221,12 @@ void expr_cpu(const void* node_ptr, Runtime& rt, const Plan& p, const ExprCall& 
   const ExprLeafMap map = kExprLeafMaps<L>[m];
   ExprJob<N, O, L> job{*static_cast<const N*>(node_ptr), units[m], static_cast<O*>(out), inner,
                        (inner + kExprUnit - 1) / kExprUnit, static_cast<std::size_t>(c.ext[1]),
-                       static_cast<std::size_t>(c.ext[2]), 0, false, {}, {}, {}};
+                       static_cast<std::size_t>(c.ext[2]), false, {}, {}, {}, {}};
   for (int k = 0; k < L; ++k) {
     // Only a leaf that is its own first equal is pointed at (or splat).
     if (map != kExprOwnLeaves && static_cast<int>((map >> (4 * k)) & 0xF) != k) continue;
     const ExprLeaf& l = c.leaves[k];
-    job.own |= std::uint32_t{1} << k;
+    job.own[k] = true;
     job.splat |= l.stride[3] == 0 && inner > 1;
     job.base[k] = static_cast<const unsigned char*>(bases[k]);
     std::copy(l.stride, l.stride + 4, job.stride[k].begin());
