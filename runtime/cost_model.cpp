@@ -333,9 +333,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     const bool a_due = h(a.tier).refresh > 0, b_due = h(b.tier).refresh > 0;
     return a_due != b_due ? a_due : reach(a) < reach(b);
   };
+  auto paid = [&](const Estimate& e) {
+    return (reach(e) - best->total_us) * kRefreshRuns <= kRefreshShare * h(e.tier).busy_since_us;
+  };
   if (learn && !explore)
     for (const auto& e : est)
-      if (e.eligible && &e != best && (h(e.tier).refresh > 0 || h(e.tier).stale) && within(e) &&
+      if (e.eligible && &e != best && (h(e.tier).refresh > 0 || (h(e.tier).stale && paid(e))) && within(e) &&
           (!explore || before(e, *explore))) {
         explore = &e;
         refresh = true;

@@ -23,6 +23,7 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.switched_only = book.switched_only;
     h.stale = h.samples >= kMinSamples && age_ns > stale_after_ns(h.samples, book, e.total_us * h.correction);
     h.refresh = book.refresh;
+    h.busy_since_us = static_cast<double>(b.busy_ns - book.busy_at_sample) / 1e3;
     // (Read only to re-measure a tier: where it is stale or a re-measurement is under way.)
     if ((h.stale || h.refresh > 0) && h.samples >= kConfirmSamples && !book.seeded && !book.switched_only)
       h.best_kept = s.low_correction(a, per);
@@ -41,9 +42,12 @@ void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t 
     // kRefreshRuns runs per refresh; the stamp keeps the next one at least kStaleNs away.
     book.refresh = static_cast<std::uint8_t>(book.refresh > 0 ? book.refresh - 1 : kRefreshRuns - 1);
     book.last_sample_ns = now;
+    book.busy_at_sample = b.busy_ns;
   } else if (c.explored) {
     ++book.explored;
   }
+  if (!TypeSlot::for_sleeping_workers(b))
+    b.serial_refresh.store(c.refreshed && c.tier == Tier::Serial && book.refresh > 0, std::memory_order_relaxed);
 }
 
 // Serial runs over cached data tell the model what one element costs here.
@@ -53,6 +57,7 @@ void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t 
 // serial runs (at least two, and the typical run long as well), so one
 // preempted call cannot teach that an element costs 20 us.
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r) {
+  b.busy_ns += r.t_ns * (b.timed_mask.load(std::memory_order_relaxed) + 1);
   if (slot.warm_up(generation, r.tier)) return 0;
   const std::size_t n = r.n;
   const std::int64_t t_ns = r.t_ns;
@@ -74,6 +79,7 @@ double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const R
   double per_elem = teaches && n >= 1024 && t_ns < kLongCallNs ? static_cast<double>(t_ns) / static_cast<double>(n) : 0;
   samples.add(static_cast<double>(t_ns) / 1e3, static_cast<double>(n));
   book.last_sample_ns = r.end_ns;
+  book.busy_at_sample = b.busy_ns;
   // (a sort of 8 samples: only when the answer may change)
   if (t_ns >= kLongCallNs || t_ns < kShortCallNs || b.timed_mask.load(std::memory_order_relaxed) != b.kTimeSome) {
     const double median_ns = samples.median_us() * 1e3;

@@ -460,9 +460,11 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   // calls whose serial runs outlast the workers' idle time, for the same
   // reason: a 2^20-float saxpy (serial 0.46 ms, tbb-static 0.23 ms, asleep
   // after 0.2 ms) re-measured serial in the awake bucket every other call.
+  // A re-measurement of serial there finishes there too (serial_refresh).
   if (idle) {
     const BucketState& awake = slot.bucket(size_bucket(d.n), residency_of(d), 0);
-    if (awake.redecide_mask.load(std::memory_order_relaxed) == 0 || awake.serial_sleeps.load(std::memory_order_relaxed))
+    if (awake.redecide_mask.load(std::memory_order_relaxed) == 0 ||
+        awake.serial_sleeps.load(std::memory_order_relaxed) || awake.serial_refresh.load(std::memory_order_relaxed))
       idle = 0;
   }
   BucketState& b = slot.bucket(size_bucket(d.n), residency_of(d), idle);

@@ -73,9 +73,11 @@ void BucketState::reset(std::uint64_t gen) {
   for (auto& c : cached_slot) c.store(0, std::memory_order_relaxed);
   wake_last_ns = wake_spacing_ns = 0;
   wake_regions = 0;
+  busy_ns = 0;
   timed_mask.store(kTimeSome, std::memory_order_relaxed);
   redecide_mask.store(kRedecideMin, std::memory_order_relaxed);
   serial_sleeps.store(false, std::memory_order_relaxed);
+  serial_refresh.store(false, std::memory_order_relaxed);
   for (auto& e : explanation) e.reset();
   clear_decisions();
   gpu_us.store(0, std::memory_order_relaxed);

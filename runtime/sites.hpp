@@ -79,6 +79,7 @@ struct TierBook {
   std::uint8_t explored = 0;        // exploration runs spent
   std::uint8_t refresh = 0;         // re-measurement runs left
   std::int64_t last_sample_ns = 0;  // when it was last measured
+  std::int64_t busy_at_sample = 0;  // the bucket's busy_ns then
   bool seeded = false;              // its samples only from stored history (an earlier run)
   bool switched_only = false;       // its samples only from runs right after another tier's (Run::switched)
 };
@@ -107,6 +108,10 @@ class BucketState {
   // spacing before the next may (wake_for_awake). Guarded by mu.
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
   std::uint64_t wake_regions = 0;
+  // How long this bucket's calls have taken in all, estimated from the
+  // timed ones (each stands for timed_mask + 1 of its thread's calls): what
+  // re-measuring a runner-up is weighed against (choose). Guarded by mu.
+  std::int64_t busy_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
   static constexpr std::uint64_t pack_decision(std::uint64_t generation, Tier t) noexcept {
@@ -156,6 +161,13 @@ class BucketState {
   // each serial call then puts them to sleep itself, so the calls keep one
   // history (plan_call).
   std::atomic<bool> serial_sleeps{false};
+  // Set on a bucket of awake workers while a re-measurement of serial is
+  // under way (TierBook::refresh): its runs, back to back, let the workers
+  // sleep, and the calls stay here until it is done (plan_call). Moved to
+  // the sleeping workers' bucket after two of its five runs, a 2^16-float
+  // where() took serial there for ~1 ms of calls at 2x the awake tbb-static
+  // time, and the re-measurement resumed on each later visit.
+  std::atomic<bool> serial_refresh{false};
   void reset(std::uint64_t generation);
 
  private:

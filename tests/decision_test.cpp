@@ -47,6 +47,13 @@ Choice decide(const MachineProfile& p, const CostRequest& r, const ChoiceContext
 }
 
 bool starts(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Stale, with the bucket's calls since its last run long enough to pay for
+// re-measuring it (kRefreshShare).
+void make_stale(TierHistory& h) {
+  h.stale = true;
+  h.busy_since_us = 1e12;
+}
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
 
@@ -230,16 +237,43 @@ TEST_CASE("a measured runner-up is re-measured when its history is stale") {
   Choice c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbAuto);
   CHECK(c.settled);
-  h[static_cast<int>(Tier::TbbStatic)].stale = true;
+  make_stale(h[static_cast<int>(Tier::TbbStatic)]);
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbStatic);
   CHECK(c.refreshed);
   CHECK(starts(c.reason_text(), "re-measuring tbb-static"));
   h[static_cast<int>(Tier::Serial)] = {4, 2.0, 0};  // measured far behind...
-  h[static_cast<int>(Tier::Serial)].stale = true;    // ...so never re-measured
+  make_stale(h[static_cast<int>(Tier::Serial)]);     // ...so never re-measured
   h[static_cast<int>(Tier::TbbStatic)].stale = false;
   c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbAuto);
+}
+
+TEST_CASE("a stale runner-up waits until the bucket's calls since its last run outweigh re-measuring it") {
+  // Wall time alone re-measured a bucket called in bursts at every burst:
+  // its re-measurements cost at most kRefreshShare of its calls' time.
+  std::vector<Estimate> est(3);
+  est[0].tier = Tier::Serial, est[0].total_us = 20;
+  est[1].tier = Tier::TbbStatic, est[1].total_us = 11;
+  est[2].tier = Tier::TbbAuto, est[2].total_us = 10;
+  HistoryView h{};
+  for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto}) h[static_cast<int>(t)] = {4, 1.0, 0};
+  TierHistory& st = h[static_cast<int>(Tier::TbbStatic)];
+  st.stale = true;
+  const double cost_us = (11 - 10) * kRefreshRuns;  // what its runs take over the best's
+  st.busy_since_us = 0.9 * cost_us / kRefreshShare;
+  Choice c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbAuto);
+  CHECK_FALSE(c.explored);
+  st.busy_since_us = 1.1 * cost_us / kRefreshShare;
+  c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbStatic);
+  CHECK(c.refreshed);
+  st.busy_since_us = 0;  // once begun, its runs come back to back
+  st.refresh = 3;
+  c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbStatic);
+  CHECK(c.refreshed);
 }
 
 TEST_CASE("one slow run does not keep a tier out: an unconfirmed tier is judged by its prediction too") {
@@ -262,7 +296,7 @@ TEST_CASE("one slow run does not keep a tier out: an unconfirmed tier is judged 
   h[static_cast<int>(Tier::TbbAuto)] = {6, 0.22 / tbb_auto, 0};  // measured faster than that run
   Choice c = decide(p, r, {}, &h);
   CHECK(c.tier == Tier::TbbAuto);  // not yet stale: the measurement stands
-  h[static_cast<int>(Tier::Serial)].stale = true;
+  make_stale(h[static_cast<int>(Tier::Serial)]);
   c = decide(p, r, {}, &h);
   INFO(c.reason_text());
   CHECK(c.tier == Tier::Serial);
@@ -290,7 +324,8 @@ TEST_CASE("a re-measurement under way goes on before another tier's, so that its
   for (Tier t : {Tier::Serial, Tier::TbbStatic}) {
     TierHistory& th = h[static_cast<int>(t)];
     th = {1, 1.0, 0};
-    th.stale = th.switched_only = true;
+    make_stale(th);
+    th.switched_only = true;
   }
   Choice c = choose(est(), &h, {});
   CHECK(c.tier == Tier::TbbStatic);  // the nearer one first
@@ -338,7 +373,7 @@ TEST_CASE("a stale runner-up is re-measured further behind only when its re-meas
     HistoryView h{};
     for (Tier t : {Tier::Serial, Tier::TbbStatic, Tier::TbbAuto}) h[static_cast<int>(t)] = {4, 1.0, 0};
     h[static_cast<int>(Tier::TbbStatic)].correction = 2.5 * best / stat;  // measured 2.5x behind the best
-    h[static_cast<int>(Tier::TbbStatic)].stale = true;
+    make_stale(h[static_cast<int>(Tier::TbbStatic)]);
     const Choice c = decide(p, r, {}, &h);
     INFO("2^" << lg << ": " << c.reason_text());
     // 2.5x of a few microseconds is cheap to check again; of milliseconds it

@@ -386,8 +386,10 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   CHECK(run(1, false, "persisted-close", 50'000) == Tier::TbbAuto);
   CHECK_FALSE(veda::last_decision().explored);
   std::this_thread::sleep_for(std::chrono::nanoseconds(kConfirmNs + 5'000'000));
-  bool remeasured = false;  // at the bucket's next re-decision
-  for (int i = 0; i <= static_cast<int>(BucketState::kRedecideMin) && !remeasured; ++i)
+  // At a re-decision once the bucket's calls since outweigh re-measuring
+  // it (kRefreshShare: 5 runs 30 us over the best's, 20 us calls).
+  bool remeasured = false;
+  for (int i = 0; i < 4096 && !remeasured; ++i)
     remeasured = run(1, false, "persisted-close", 50'000) == Tier::Serial &&
                  veda::last_decision().reason.rfind("re-measuring serial", 0) == 0;
   CHECK(remeasured);
@@ -1000,6 +1002,55 @@ TEST_CASE("sleeping workers: woken on trusted awake figures, the awake bucket's 
     end_call(rt, next, d, true, 4'600);
     veda::shutdown();
   }
+}
+
+TEST_CASE("sleeping workers: a re-measurement of serial begun with them awake finishes in the awake bucket") {
+  // Its serial runs let the workers sleep. Moved to their bucket after two
+  // runs, a 2^16-float where() ran serial there for ~1 ms of calls (2x the
+  // awake tbb-static time), and the re-measurement resumed, two runs at a
+  // time, on each later visit to the awake bucket.
+  veda::init(veda::Config::builder().threads(2).profile(trial_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "serial-refresh-stays-awake", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(std::size_t{1} << 16);
+  parallel_done(rt);
+  Plan first = begin_call(rt, site, d);
+  REQUIRE_FALSE(TypeSlot::for_sleeping_workers(*first.bucket));
+  BucketState& awake = *first.bucket;
+  end_call(rt, first, d, false);
+  const std::int64_t now = now_ns();
+  measured(awake, awake.generation, Tier::TbbStatic, 4.6, now);
+  measured(awake, awake.generation, Tier::TbbAuto, 5.0, now);
+  measured(awake, awake.generation, Tier::Serial, 6.4, now - 2 * kStaleNs);  // stale
+  {
+    std::lock_guard lock(awake.mu);
+    awake.busy_ns = 1'000'000'000;  // the calls since then pay for re-measuring it
+    awake.clear_decisions();
+  }
+  auto threshold = [&] { return static_cast<std::int64_t>(rt.state().profile().cpu.tbb_idle_us * 1e3); };
+  for (int i = 0; i < kRefreshRuns; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the workers sleep
+    if (i > 0 && !rt.state().workers.asleep(threshold())) {
+      MESSAGE("skipped: the workers of an earlier case were still awake");
+      break;
+    }
+    if (i == 0) parallel_done(rt);
+    Plan p = begin_call(rt, site, d);
+    CAPTURE(i);
+    CHECK(p.bucket == &awake);
+    CHECK(p.tier == Tier::Serial);
+    end_call(rt, p, d, true, 6'400);
+    CHECK(veda::last_decision().reason.rfind("re-measuring serial", 0) == 0);
+  }
+  CHECK_FALSE(awake.serial_refresh.load());
+  // Done: the next call that finds the workers asleep is their bucket's.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  if (rt.state().workers.asleep(threshold())) {
+    Plan p = begin_call(rt, site, d);
+    CHECK(TypeSlot::for_sleeping_workers(*p.bucket));
+    end_call(rt, p, d, false);
+  }
+  veda::shutdown();
 }
 
 TEST_CASE("sleeping workers: a trial drops the awake bucket's settled serial plan from the thread's table") {
