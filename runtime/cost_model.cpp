@@ -333,8 +333,12 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     const bool a_due = h(a.tier).refresh > 0, b_due = h(b.tier).refresh > 0;
     return a_due != b_due ? a_due : reach(a) < reach(b);
   };
+  // (An unconfirmed tier is re-measured by wall time alone: its figures may
+  // be one disturbed run's, which its cost here would be computed from.)
   auto paid = [&](const Estimate& e) {
-    return (reach(e) - best->total_us) * kRefreshRuns <= kRefreshShare * h(e.tier).busy_since_us;
+    const TierHistory& th = h(e.tier);
+    const bool unconfirmed = th.samples < kConfirmSamples || th.seeded || th.switched_only;
+    return unconfirmed || (reach(e) - best->total_us) * kRefreshRuns <= kRefreshShare * th.busy_since_us;
   };
   if (learn && !explore)
     for (const auto& e : est)

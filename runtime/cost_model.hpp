@@ -136,9 +136,9 @@ constexpr int kMaxExplore = 3;      // exploration runs per tier and bucket
 // the lower median of the newest TierSamples::kRecent (8) alone, so one
 // re-measurement replaces figures a burst of load left.
 constexpr int kRefreshRuns = 5;
-// A stale tier is re-measured only once the bucket's calls since its last
-// run took long enough that the re-measurement's extra time is at most this
-// share of them: by wall time alone, a bucket called in bursts between other
+// A stale confirmed tier is re-measured only once the bucket's calls since
+// its last run took long enough that the re-measurement's extra time is at
+// most this share of them: by wall time alone, a bucket called in bursts between other
 // work re-measured at every burst (a 2^16-float where() 2 ms a burst, 20-50 ms
 // apart: 35 of 448 calls on a runner-up, serial at 2x among them, 1.08-1.10x
 // the hand-written loop; 0.97x without).

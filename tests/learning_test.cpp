@@ -386,10 +386,8 @@ TEST_CASE("learned history persists across runtimes: a first call is placed from
   CHECK(run(1, false, "persisted-close", 50'000) == Tier::TbbAuto);
   CHECK_FALSE(veda::last_decision().explored);
   std::this_thread::sleep_for(std::chrono::nanoseconds(kConfirmNs + 5'000'000));
-  // At a re-decision once the bucket's calls since outweigh re-measuring
-  // it (kRefreshShare: 5 runs 30 us over the best's, 20 us calls).
-  bool remeasured = false;
-  for (int i = 0; i < 4096 && !remeasured; ++i)
+  bool remeasured = false;  // at the bucket's next re-decision
+  for (int i = 0; i <= static_cast<int>(BucketState::kRedecideMin) && !remeasured; ++i)
     remeasured = run(1, false, "persisted-close", 50'000) == Tier::Serial &&
                  veda::last_decision().reason.rfind("re-measuring serial", 0) == 0;
   CHECK(remeasured);
