@@ -47,6 +47,7 @@ Choice decide(const MachineProfile& p, const CostRequest& r, const ChoiceContext
 }
 
 bool starts(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Stale, with the bucket's calls since its last run long enough to pay for
 // re-measuring it (kRefreshShare).
@@ -54,7 +55,6 @@ void make_stale(TierHistory& h) {
   h.stale = true;
   h.busy_since_us = 1e12;
 }
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
 
 TEST_CASE("tiny maps run serially, below the TBB break-even") {
@@ -250,8 +250,9 @@ TEST_CASE("a measured runner-up is re-measured when its history is stale") {
 }
 
 TEST_CASE("a stale runner-up waits until the bucket's calls since its last run outweigh re-measuring it") {
-  // Wall time alone re-measured a bucket called in bursts at every burst:
-  // its re-measurements cost at most kRefreshShare of its calls' time.
+  // By wall time alone a rarely called bucket was re-measured however
+  // little it ran: a confirmed runner-up's re-measurements cost at most
+  // kRefreshShare of the bucket's calls' time.
   std::vector<Estimate> est(3);
   est[0].tier = Tier::Serial, est[0].total_us = 20;
   est[1].tier = Tier::TbbStatic, est[1].total_us = 11;
@@ -271,6 +272,11 @@ TEST_CASE("a stale runner-up waits until the bucket's calls since its last run o
   CHECK(c.refreshed);
   st.busy_since_us = 0;  // once begun, its runs come back to back
   st.refresh = 3;
+  c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbStatic);
+  CHECK(c.refreshed);
+  st.refresh = 0;  // an unconfirmed one goes by wall time: its figures may be one disturbed run's
+  st.samples = 1;
   c = choose(est, &h, {});
   CHECK(c.tier == Tier::TbbStatic);
   CHECK(c.refreshed);
