@@ -140,7 +140,7 @@ constexpr int kRefreshRuns = 5;
 // its last run took long enough that the re-measurement's extra time is at
 // most this share of them: by wall time alone a bucket called rarely was
 // re-measured every kStaleNs however little it ran (five serial runs 33 us
-// over the best's, in a bucket of ten 33 us calls a second, doubled its time).
+// over the best's each 0.5 s double the time of ten 33 us calls a second).
 constexpr double kRefreshShare = 0.02;
 constexpr double kExploreBand = 1.3;
 // A profile may be this far off (measured on a busy machine, or a machine
