@@ -313,10 +313,13 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     const TierHistory& th = h(e.tier);
     return th.best_kept > 0 && th.best_kept * kExploreBand < th.correction;
   };
+  auto unconfirmed = [&](const Estimate& e) {
+    const TierHistory& th = h(e.tier);
+    return th.samples < kConfirmSamples || th.seeded || th.switched_only;
+  };
   auto reach = [&](const Estimate& e) {
     const TierHistory& th = h(e.tier);
-    const bool unconfirmed = th.samples < kConfirmSamples || th.seeded || th.switched_only;
-    if (unconfirmed) return th.correction > 1 ? e.total_us / th.correction : e.total_us;
+    if (unconfirmed(e)) return th.correction > 1 ? e.total_us / th.correction : e.total_us;
     return slowed(e) ? e.total_us / th.correction * th.best_kept : e.total_us;
   };
   // An earlier run's samples keep a tier out only beyond what a profile may
@@ -336,9 +339,7 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
   // (An unconfirmed tier is re-measured by wall time alone: its figures may
   // be one disturbed run's, which its cost here would be computed from.)
   auto paid = [&](const Estimate& e) {
-    const TierHistory& th = h(e.tier);
-    const bool unconfirmed = th.samples < kConfirmSamples || th.seeded || th.switched_only;
-    return unconfirmed || (reach(e) - best->total_us) * kRefreshRuns <= kRefreshShare * th.busy_since_us;
+    return unconfirmed(e) || (reach(e) - best->total_us) * kRefreshRuns <= kRefreshShare * h(e.tier).busy_since_us;
   };
   if (learn && !explore)
     for (const auto& e : est)
