@@ -336,14 +336,29 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     const bool a_due = h(a.tier).refresh > 0, b_due = h(b.tier).refresh > 0;
     return a_due != b_due ? a_due : reach(a) < reach(b);
   };
-  // (An unconfirmed tier is re-measured by wall time alone: its figures may
-  // be one disturbed run's, which its cost here would be computed from.)
-  auto paid = [&](const Estimate& e) {
-    return unconfirmed(e) || (reach(e) - best->total_us) * kRefreshRuns <= kRefreshShare * h(e.tier).busy_since_us;
+  // A stale runner-up is re-measured once the bucket's calls since its last
+  // run outweigh what that costs (kRefreshShare); an unconfirmed one
+  // whatever the cost, as its figures may be one disturbed run's, which
+  // would make that cost look larger than it is.
+  auto paid = [&](const Estimate& e, double t) {
+    return (t - best->total_us) * kRefreshRuns <= kRefreshShare * h(e.tier).busy_since_us;
+  };
+  // An unconfirmed one that the model puts clearly ahead of the best is
+  // also re-measured before it is stale, once that is paid for at its
+  // measured time: one slow serial run of a short call (0.74 us; 0.09 a
+  // call back to back) left a bucket on tbb-static at 0.5 us a call for all
+  // of kConfirmNs, as tbb-static's runs kept the workers awake.
+  auto contradicted = [&](const Estimate& e) {
+    return unconfirmed(e) && h(e.tier).samples >= kMinSamples && reach(e) * kExploreBand < best->total_us &&
+           paid(e, e.total_us);
+  };
+  auto due = [&](const Estimate& e) {
+    const TierHistory& th = h(e.tier);
+    return th.refresh > 0 || (th.stale && (unconfirmed(e) || paid(e, reach(e)))) || contradicted(e);
   };
   if (learn && !explore)
     for (const auto& e : est)
-      if (e.eligible && &e != best && (h(e.tier).refresh > 0 || (h(e.tier).stale && paid(e))) && within(e) &&
+      if (e.eligible && &e != best && due(e) && within(e) &&
           (!explore || before(e, *explore))) {
         explore = &e;
         refresh = true;

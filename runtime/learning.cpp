@@ -57,11 +57,15 @@ void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t 
 // serial runs (at least two, and the typical run long as well), so one
 // preempted call cannot teach that an element costs 20 us.
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r) {
-  b.busy_ns += r.t_ns * (b.timed_mask.load(std::memory_order_relaxed) + 1);
+  auto& samples = b.samples_on(r.tier, r.slot);
+  const std::int64_t stands_for = r.sampled ? b.timed_mask.load(std::memory_order_relaxed) + 1 : 1;
+  std::int64_t t_each = r.t_ns;
+  if (stands_for > 1 && samples.count() > 0)
+    t_each = std::min<std::int64_t>(t_each, static_cast<std::int64_t>(kSampledCap * samples.median_us() * 1e3));
+  b.busy_ns += t_each * stands_for;
   if (slot.warm_up(generation, r.tier)) return 0;
   const std::size_t n = r.n;
   const std::int64_t t_ns = r.t_ns;
-  auto& samples = b.samples_on(r.tier, r.slot);
   TierBook& book = b.book_on(r.tier, r.slot);
   // Run::switched: once the tier has runs of its own kind, a switched run
   // counts only where it was faster.

@@ -30,6 +30,10 @@ constexpr std::int64_t kConfirmNs = 20'000'000;
 // A call this long is "long": its fixed cost is noise, so it is always timed
 // and teaches per-element costs only through its bucket's median.
 constexpr std::int64_t kLongCallNs = 20'000;
+// A sampled run (Run::sampled) counts in BucketState::busy_ns as at most
+// this many times its tier's median: a preempted one would otherwise stand
+// for each of the calls not timed at its length.
+constexpr double kSampledCap = 2;
 // A call this short is "short": its two clock reads cost more than the call,
 // so a settled decision times fewer of them.
 constexpr std::int64_t kShortCallNs = 1'000;
@@ -86,6 +90,8 @@ struct Run {
   // faster than a slow back-to-back run had (a 10^4-key sort: 270 us on
   // tbb-auto right after serial, 430 us for the one back-to-back run).
   bool switched = false;
+  // One of BucketState::timed_mask + 1 settled calls, timed for them all.
+  bool sampled = false;
 };
 double add_run(BucketState& b, TypeSlot& slot, std::uint64_t generation, const Run& r);
 

@@ -507,7 +507,8 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     // A settled decision keeps learning from some of its calls (a clock read
     // costs as much as a tiny call; BucketState::timed_mask); telemetry
     // times every call.
-    p.timed = (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 || st.telemetry;
+    p.sampled = (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 && !st.telemetry;
+    p.timed = p.sampled || st.telemetry;
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us_now(st), on, p);
   }
@@ -544,7 +545,7 @@ void end_call_slow(Runtime& rt, const Plan& p, const CallDesc& d, bool measured,
     if (p.bucket->generation == st.generation) {
       per_elem = add_run(*p.bucket, *p.bucket->slot, st.generation,
                          {p.tier, d.n, static_cast<double>(d.bytes_per_elem), t, p.t0 ? p.t0 + t : now_ns(),
-                          p.device_slot, switched});
+                          p.device_slot, switched, p.sampled});
       if (!st.config.deterministic()) drop_overturned(*p.bucket, p.tier, p.device_slot);
     }
     p.bucket->mu.unlock();

@@ -282,6 +282,40 @@ TEST_CASE("a stale runner-up waits until the bucket's calls since its last run o
   CHECK(c.refreshed);
 }
 
+TEST_CASE("an unconfirmed tier the model puts well ahead of the best is re-measured once the bucket's calls pay for it") {
+  // bench_small_calls, 10^3 floats: serial's one run took 0.74 us (0.09 a
+  // call back to back), tbb-static's 0.5 us; tbb-static's runs kept the
+  // workers awake, so the calls stayed in that bucket, on tbb-static, until
+  // serial went stale (kConfirmNs, the benchmark's whole measured window).
+  std::vector<Estimate> est(2);
+  est[0].tier = Tier::Serial, est[0].total_us = 0.09;  // predicted
+  est[1].tier = Tier::TbbStatic, est[1].total_us = 0.5;
+  HistoryView h{};
+  TierHistory& serial = h[static_cast<int>(Tier::Serial)];
+  serial = {1, 0.74 / 0.09, 0};  // its one run: 0.74 us
+  h[static_cast<int>(Tier::TbbStatic)] = {16, 1.0, 0};
+  const double cost_us = (0.74 - 0.5) * kRefreshRuns;  // at its measured time
+  serial.busy_since_us = 0.9 * cost_us / kRefreshShare;
+  Choice c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbStatic);
+  CHECK_FALSE(c.explored);
+  serial.busy_since_us = 1.1 * cost_us / kRefreshShare;  // not stale, but paid for
+  c = choose(est, &h, {});
+  INFO(c.reason_text());
+  CHECK(c.tier == Tier::Serial);
+  CHECK(c.refreshed);
+  CHECK(starts(c.reason_text(), "re-measuring serial: measured too few times to trust"));
+  est[0].total_us = 0.4;  // predicted near the best: waits until stale
+  serial.correction = 0.74 / 0.4;
+  c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbStatic);
+  est[0].total_us = 0.09;
+  serial = {kConfirmSamples, 0.74 / 0.09, 0};  // confirmed that slow: waits until stale
+  serial.busy_since_us = 1e12;
+  c = choose(est, &h, {});
+  CHECK(c.tier == Tier::TbbStatic);
+}
+
 TEST_CASE("one slow run does not keep a tier out: an unconfirmed tier is judged by its prediction too") {
   // Seen on a Zen 4: the first serial sum of 4 floats took 1.5 us (25x its
   // usual time), tbb-auto then measured 0.22 us, and the bucket stayed on

@@ -557,6 +557,24 @@ TEST_CASE("a CPU run right after another tier's counts only until its tier has r
   CHECK_FALSE(history_view(b, est, 1024, 0)[s].switched_only);
 }
 
+TEST_CASE("a bucket's busy time: a sampled run stands for the calls not timed, at most kSampledCap x its tier's median") {
+  // What re-measuring a runner-up is weighed against (kRefreshShare).
+  Site& site = *site_for(&kTag, "busy-time", OpClass::Map, kCpuTiers, {});
+  TypeSlot& slot = site.slot(&kTag);
+  BucketState& b = slot.bucket(10, 0, 0);
+  b.timed_mask.store(b.kTimeSome);
+  auto run = [&](std::int64_t ns, bool sampled) {
+    const std::int64_t before = b.busy_ns;
+    add_run(b, slot, 7, {Tier::Serial, 1024, 12, ns, 0, 0, false, sampled});
+    return b.busy_ns - before;
+  };
+  CHECK(run(1000, false) == 1000);  // a call of its own (full path, or timed by its caller): once
+  CHECK(run(1000, true) == 1000 * (b.kTimeSome + 1));  // (the tier's first sample: as it is)
+  CHECK(run(1000, true) == 1000 * (b.kTimeSome + 1));
+  CHECK(run(5'000'000, true) == static_cast<std::int64_t>(kSampledCap * 1000) * (b.kTimeSome + 1));  // preempted
+  CHECK(run(5'000'000, false) == 5'000'000);
+}
+
 TEST_CASE("the scheduler marks a run switched when the thread's previous call of the same site, type and size ran another CPU tier") {
   veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
   veda::Runtime& rt = veda::get_runtime();

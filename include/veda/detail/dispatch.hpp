@@ -142,6 +142,7 @@ struct Plan {
   std::uint8_t mask = 0;
   std::uint8_t gpu_devices = 1; // CoExec: devices sharing the GPU's share equally (the call's first)
   bool deterministic = false;   // from the table: Config::deterministic (its call asks no runtime)
+  bool sampled = false;         // timed as one of timed_mask + 1 settled calls (BucketState::busy_ns)
   float gpu_fraction = 0;       // CoExec: the GPU's share of the range
   std::size_t grain = 1;        // for TBB tiers: elements per task
   std::uint64_t gpu_trace = 0;  // GPU tiers: telemetry span and profiler range
