@@ -337,11 +337,13 @@ Choice choose(std::vector<Estimate> est, const HistoryView* hist, const ChoiceCo
     return a_due != b_due ? a_due : reach(a) < reach(b);
   };
   // A stale runner-up is re-measured once the bucket's calls since its last
-  // run outweigh what that costs (kRefreshShare); an unconfirmed one
+  // run outweigh what that costs (kRefreshShare, halved for each
+  // re-measurement since it was last the best); an unconfirmed one
   // whatever the cost, as its figures may be one disturbed run's, which
   // would make that cost look larger than it is.
   auto paid = [&](const Estimate& e, double t) {
-    return (t - best->total_us) * kRefreshRuns <= kRefreshShare * h(e.tier).busy_since_us;
+    const TierHistory& th = h(e.tier);
+    return (t - best->total_us) * kRefreshRuns * (1 << th.backoff) <= kRefreshShare * th.busy_since_us;
   };
   // An unconfirmed one that the model puts clearly ahead of the best is
   // also re-measured before it is stale, once that is paid for at its

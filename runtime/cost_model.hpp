@@ -115,6 +115,7 @@ struct TierHistory {
   bool switched_only = false;  // measured only right after another tier ran (Run::switched): unconfirmed
   int refresh = 0;            // re-measurement runs still to do
   double busy_since_us = 0;   // the bucket's calls' time since it was last measured
+  int backoff = 0;            // re-measurements begun since it was last the best (kRefreshBackoffMax at most)
   // The second lowest measured / analytic of all its kept runs: what it
   // did before its newest runs, which a burst of load may have slowed.
   // 0 (none) unless confirmed in this run, and stale or being re-measured.
@@ -142,6 +143,11 @@ constexpr int kRefreshRuns = 5;
 // re-measured every kStaleNs however little it ran (five serial runs 33 us
 // over the best's each 0.5 s double the time of ten 33 us calls a second).
 constexpr double kRefreshShare = 0.02;
+// Each re-measurement begun since the tier was last the best doubles that
+// time, up to 2^kRefreshBackoffMax: a runner-up that stays behind costs
+// less and less (in bench_expressions' rotation the `where` at 2^16
+// re-measured serial, twice the best's time, in three of eight batches).
+constexpr int kRefreshBackoffMax = 6;
 constexpr double kExploreBand = 1.3;
 // A profile may be this far off (measured on a busy machine, or a machine
 // that changed), so an unmeasured tier predicted within kExploreBand x

@@ -24,6 +24,7 @@ HistoryView history_view(const BucketState& b, const std::vector<Estimate>& est,
     h.stale = h.samples >= kMinSamples && age_ns > stale_after_ns(h.samples, book, e.total_us * h.correction);
     h.refresh = book.refresh;
     h.busy_since_us = static_cast<double>(b.busy_ns - book.busy_at_sample) / 1e3;
+    h.backoff = book.backoff;
     // (Read only to re-measure a tier: where it is stale or a re-measurement is under way.)
     if ((h.stale || h.refresh > 0) && h.samples >= kConfirmSamples && !book.seeded && !book.switched_only)
       h.best_kept = s.low_correction(a, per);
@@ -39,12 +40,15 @@ double stale_after_ns(int samples, const TierBook& book, double measured_us) {
 void note_choice(BucketState& b, const Choice& c, std::int64_t now, std::size_t slot) {
   TierBook& book = b.book_on(c.tier, slot);
   if (c.refreshed) {
+    if (book.refresh == 0 && book.backoff < kRefreshBackoffMax) ++book.backoff;
     // kRefreshRuns runs per refresh; the stamp keeps the next one at least kStaleNs away.
     book.refresh = static_cast<std::uint8_t>(book.refresh > 0 ? book.refresh - 1 : kRefreshRuns - 1);
     book.last_sample_ns = now;
     book.busy_at_sample = b.busy_ns;
   } else if (c.explored) {
     ++book.explored;
+  } else {
+    book.backoff = 0;  // the best: re-measured as a runner-up later, it starts afresh
   }
   if (!TypeSlot::for_sleeping_workers(b))
     b.serial_refresh.store(c.refreshed && c.tier == Tier::Serial && book.refresh > 0, std::memory_order_relaxed);

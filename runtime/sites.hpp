@@ -80,6 +80,7 @@ struct TierBook {
   std::uint8_t refresh = 0;         // re-measurement runs left
   std::int64_t last_sample_ns = 0;  // when it was last measured
   std::int64_t busy_at_sample = 0;  // the bucket's busy_ns then
+  std::uint8_t backoff = 0;         // re-measurements begun since it was last chosen as the best
   bool seeded = false;              // its samples only from stored history (an earlier run)
   bool switched_only = false;       // its samples only from runs right after another tier's (Run::switched)
 };

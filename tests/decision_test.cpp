@@ -270,6 +270,11 @@ TEST_CASE("a stale runner-up waits until the bucket's calls since its last run o
   c = choose(est, &h, {});
   CHECK(c.tier == Tier::TbbStatic);
   CHECK(c.refreshed);
+  st.backoff = 2;  // two re-measurements since it was last the best: four times as long
+  CHECK(choose(est, &h, {}).tier == Tier::TbbAuto);
+  st.busy_since_us = 4.4 * cost_us / kRefreshShare;
+  CHECK(choose(est, &h, {}).refreshed);
+  st.backoff = 0;
   st.busy_since_us = 0;  // once begun, its runs come back to back
   st.refresh = 3;
   c = choose(est, &h, {});

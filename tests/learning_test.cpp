@@ -575,6 +575,22 @@ TEST_CASE("a bucket's busy time: a sampled run stands for the calls not timed, a
   CHECK(run(5'000'000, false) == 5'000'000);
 }
 
+TEST_CASE("each re-measurement begun since a tier was last the best doubles the wait for the next, up to kRefreshBackoffMax") {
+  Site& site = *site_for(&kTag, "backoff", OpClass::Map, kCpuTiers, {});
+  BucketState& b = site.slot(&kTag).bucket(10, 0, 0);
+  const auto s = static_cast<std::size_t>(Tier::Serial);
+  Choice refresh;
+  refresh.tier = Tier::Serial, refresh.explored = refresh.refreshed = true;
+  for (int k = 1; k <= kRefreshBackoffMax + 1; ++k) {
+    for (int run = 0; run < kRefreshRuns; ++run) note_choice(b, refresh, 0);  // one re-measurement: counted once
+    CHECK(b.books[s].backoff == std::min(k, kRefreshBackoffMax));
+  }
+  Choice best;
+  best.tier = Tier::Serial;
+  note_choice(b, best, 0);
+  CHECK(b.books[s].backoff == 0);  // the best: as a runner-up again, it starts afresh
+}
+
 TEST_CASE("the scheduler marks a run switched when the thread's previous call of the same site, type and size ran another CPU tier") {
   veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
   veda::Runtime& rt = veda::get_runtime();
