@@ -110,8 +110,9 @@ class BucketState {
   std::int64_t wake_last_ns = 0, wake_spacing_ns = 0;
   std::uint64_t wake_regions = 0;
   // How long this bucket's calls have taken in all, estimated from the
-  // timed ones (a sampled one, Run::sampled, stands for timed_mask + 1 of its thread's calls): what
-  // re-measuring a runner-up is weighed against (choose). Guarded by mu.
+  // timed ones (a sampled one, Run::sampled, stands for timed_mask + 1 of
+  // its thread's calls): what re-measuring a runner-up is weighed against
+  // (choose). Guarded by mu.
   std::int64_t busy_ns = 0;
   std::array<std::shared_ptr<const Explanation>, kMasks> explanation;
   // (generation << 8) | (tier + 1) of a settled decision, 0 when unsettled.
