@@ -480,6 +480,12 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
   // Every 64th-4096th call on this thread re-decides with the history
   // gathered since (a thread-local count: no shared cache line on the hot path).
   std::uint32_t& calls = t_settled_calls;
+  const bool counted = packed != 0 && BucketState::decided_generation(packed) == st.generation &&
+                       made_for_device(st, b, r.mask, packed, on);
+  if (counted) ++calls;
+  // A timed call of a settled decision stands for its thread's untimed calls
+  // before it (BucketState::busy_ns), also when it re-decides.
+  const bool sampled = counted && (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 && !st.telemetry;
   if (forced) {
     if (d.forced_tier == Tier::CoExec) {
       // The split still comes from the model: both sides' predicted speeds.
@@ -495,9 +501,7 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     p.tier = d.forced_tier;  // a benchmark or debugging override: no decision
     p.sync_for_timing = true;
     p.forced_tier = true;
-  } else if (packed != 0 && BucketState::decided_generation(packed) == st.generation &&
-             made_for_device(st, b, r.mask, packed, on) &&
-             (++calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
+  } else if (counted && (calls & b.redecide_mask.load(std::memory_order_relaxed)) != 0) {
     p.tier = BucketState::decided_tier(packed);
     if (p.tier == Tier::CoExec) {
       p.gpu_fraction = static_cast<float>(b.coexec_fraction.load(std::memory_order_relaxed));
@@ -507,10 +511,11 @@ Plan plan_call(Runtime& rt, Site& site, const CallDesc& d) {
     // A settled decision keeps learning from some of its calls (a clock read
     // costs as much as a tiny call; BucketState::timed_mask); telemetry
     // times every call.
-    p.sampled = (calls & b.timed_mask.load(std::memory_order_relaxed)) == 0 && !st.telemetry;
-    p.timed = p.sampled || st.telemetry;
+    p.sampled = sampled;
+    p.timed = sampled || st.telemetry;
   } else {
     decide_slow(st, site, slot, b, d, r, idle_us_now(st), on, p);
+    p.sampled = sampled;
   }
   // An element-wise serial plan made for sleeping workers holds while they
   // sleep; one made for awake workers holds after they fall asleep too (a

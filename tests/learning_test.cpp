@@ -575,6 +575,34 @@ TEST_CASE("a bucket's busy time: a sampled run stands for the calls not timed, a
   CHECK(run(5'000'000, false) == 5'000'000);
 }
 
+TEST_CASE("a settled bucket's busy time follows its calls, also where its timed calls are re-decisions") {
+  // Calls of 200 ns are timed one in 4096 (kTimeRare), and re-decided one in
+  // 64-4096: a timed call that re-decides stands for the untimed ones too.
+  veda::init(veda::Config::builder().threads(2).profile(wrong_profile()).build());
+  veda::Runtime& rt = veda::get_runtime();
+  Site& site = *site_for(&kTag, "busy-settled", OpClass::Map, kCpuTiers, {});
+  const CallDesc d = desc(1000);
+  auto truth_ns = [](Tier t) -> std::int64_t { return t == Tier::Serial ? 200 : 40000; };
+  BucketState* b = nullptr;
+  for (int call = 0; call < 200; ++call) {  // settles on serial
+    Plan p = begin_call(rt, site, d);
+    b = p.bucket;
+    end_call(rt, p, d, true, p.timed ? truth_ns(p.tier) : -1);
+  }
+  REQUIRE(b != nullptr);
+  const std::int64_t before = b->busy_ns;
+  constexpr int kCalls = 5 * 4096;
+  for (int call = 0; call < kCalls; ++call) {  // as real calls: only timed ones report a time
+    Plan p = begin_call(rt, site, d);
+    end_call(rt, p, d, true, p.timed ? truth_ns(p.tier) : -1);
+  }
+  const double busy = static_cast<double>(b->busy_ns - before), expected = 200.0 * kCalls;
+  INFO("busy " << busy << " ns for " << expected << " ns of calls");
+  CHECK(busy > 0.4 * expected);
+  CHECK(busy < 2.5 * expected);
+  veda::shutdown();
+}
+
 TEST_CASE("each re-measurement begun since a tier was last the best doubles the wait for the next, up to kRefreshBackoffMax") {
   Site& site = *site_for(&kTag, "backoff", OpClass::Map, kCpuTiers, {});
   BucketState& b = site.slot(&kTag).bucket(10, 0, 0);
