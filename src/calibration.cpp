@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_calibration.hpp"
+#include "backends/cpu/cpu_executor.hpp"
 #include "backends/cpu/cpu_isa.hpp"
 #include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
@@ -33,6 +34,9 @@ MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuSt
   // CpuInfo cannot tell a cap at avx from one at sse2, whose kernels differ.
   if (const auto cap = isa_cap())
     p.cpu_features += std::string(p.cpu_features.empty() ? "" : " ") + "max_isa=" + to_string(*cap);
+  // Pinned workers wake and fork differently (CpuExecutor): a profile of their own.
+  if (pins_workers(c.pin_workers(), c.threads(), affinity_cpus().size()))
+    p.cpu_features += std::string(p.cpu_features.empty() ? "" : " ") + "workers=pinned";
   return p;
 }
 

@@ -93,8 +93,9 @@ Config::Builder& Config::Builder::log_level(LogLevel level) {
   c_.log_level_ = level;
   return *this;
 }
-Config::Builder& Config::Builder::pin_workers(bool enabled) {
-  c_.pin_workers_ = enabled;
+Config::Builder& Config::Builder::pin_workers(bool enabled) { return pin_workers(enabled ? Pinning::On : Pinning::Off); }
+Config::Builder& Config::Builder::pin_workers(Pinning p) {
+  c_.pin_workers_ = p;
   return *this;
 }
 Config::Builder& Config::Builder::learned_history(bool enabled) {
@@ -169,6 +170,8 @@ void validate(const Config& c) {
                       "unknown value");
   if (!in_enum(c.log_level(), LogLevel::Trace, LogLevel::Off))
     throw ConfigError("log_level", std::to_string(static_cast<int>(c.log_level())), "unknown value");
+  if (!in_enum(c.pin_workers(), Pinning::Auto, Pinning::Off))
+    throw ConfigError("pin_workers", std::to_string(static_cast<int>(c.pin_workers())), "unknown value");
   parse_fault_plan(c.faults(), "faults");
 }
 }  // namespace detail
@@ -187,6 +190,14 @@ std::string_view to_string(Precision p) noexcept {
     case Precision::Strict: return "strict";
     case Precision::AllowTF32: return "tf32";
     case Precision::AllowFP16: return "fp16";
+  }
+  return "?";
+}
+std::string_view to_string(Pinning p) noexcept {
+  switch (p) {
+    case Pinning::Auto: return "auto";
+    case Pinning::On: return "on";
+    case Pinning::Off: return "off";
   }
   return "?";
 }
@@ -226,7 +237,7 @@ std::string Config::to_string() const {
      << " calibration=" << veda::to_string(calibration_)
      << " deterministic=" << (seed_ ? "seed " + std::to_string(*seed_) : std::string("off"))
      << " telemetry=" << (telemetry() ? "on" : "off") << (trace_.empty() ? std::string() : " trace=" + trace_) << " log_level=" << veda::to_string(log_level_)
-     << " pin_workers=" << (pin_workers_ ? "on" : "off")
+     << " pin_workers=" << veda::to_string(pin_workers_)
      << " learned_history=" << (learned_history_ ? "on" : "off")
      << (profile_.empty() ? std::string() : " profile=" + profile_)
      << (faults_.empty() ? std::string() : " faults=" + faults_)

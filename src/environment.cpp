@@ -25,9 +25,14 @@ std::string normalise(std::string v) {
   return v;
 }
 
-bool parse_bool(const std::string& name, const std::string& v) {
+std::optional<bool> bool_value(const std::string& v) {
   if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
   if (v == "0" || v == "false" || v == "off" || v == "no") return false;
+  return std::nullopt;
+}
+
+bool parse_bool(const std::string& name, const std::string& v) {
+  if (const auto b = bool_value(v)) return *b;
   throw ConfigError(name, v, "expected 0 or 1 (also true/false, on/off, yes/no)");
 }
 
@@ -131,7 +136,12 @@ Config apply_environment(const Config& base,
     else throw ConfigError("VEDA_PRECISION", *v, "expected strict, tf32 or fp16");
   }
   if (auto v = get("VEDA_TELEMETRY")) c.telemetry_ = parse_bool("VEDA_TELEMETRY", *v);
-  if (auto v = get("VEDA_PIN_WORKERS")) c.pin_workers_ = parse_bool("VEDA_PIN_WORKERS", *v);
+  if (auto v = get("VEDA_PIN_WORKERS")) {
+    const auto b = bool_value(*v);
+    if (*v == "auto") c.pin_workers_ = Pinning::Auto;
+    else if (b) c.pin_workers_ = *b ? Pinning::On : Pinning::Off;
+    else throw ConfigError("VEDA_PIN_WORKERS", *v, "expected auto, 0 or 1 (also true/false, on/off, yes/no)");
+  }
   if (auto v = get("VEDA_HISTORY")) c.learned_history_ = parse_bool("VEDA_HISTORY", *v);
   if (auto v = get("VEDA_MEMORY_POOL_LIMIT")) {
     if (v->find('.') != std::string::npos) {

@@ -42,7 +42,7 @@ TEST_CASE("builder defaults") {
   CHECK_FALSE(c.deterministic());
   CHECK_FALSE(c.telemetry());
   CHECK(c.log_level() == veda::LogLevel::Warn);
-  CHECK_FALSE(c.pin_workers());
+  CHECK(c.pin_workers() == veda::Pinning::Auto);
   CHECK(c.learned_history());
 }
 
@@ -73,7 +73,8 @@ TEST_CASE("chained setters are kept") {
   CHECK(c.seed() == 42);
   CHECK(c.telemetry());
   CHECK(c.log_level() == veda::LogLevel::Debug);
-  CHECK(c.pin_workers());
+  CHECK(c.pin_workers() == veda::Pinning::On);
+  CHECK(Config::builder().pin_workers(false).build().pin_workers() == veda::Pinning::Off);
 }
 
 TEST_CASE("memory_pool_limit takes bytes or a fraction") {

@@ -99,7 +99,10 @@ TEST_CASE("VEDA_CALIBRATION and VEDA_PRECISION") {
 
 TEST_CASE("VEDA_TELEMETRY, VEDA_PIN_WORKERS and VEDA_HISTORY") {
   CHECK(apply({{"VEDA_TELEMETRY", "1"}}).telemetry());
-  CHECK(apply({{"VEDA_PIN_WORKERS", "yes"}}).pin_workers());
+  CHECK(apply({{"VEDA_PIN_WORKERS", "yes"}}).pin_workers() == veda::Pinning::On);
+  CHECK(apply({{"VEDA_PIN_WORKERS", "0"}}).pin_workers() == veda::Pinning::Off);
+  CHECK(apply({{"VEDA_PIN_WORKERS", "auto"}}, Config::builder().pin_workers(true).build()).pin_workers() ==
+        veda::Pinning::Auto);
   CHECK_FALSE(apply({{"VEDA_HISTORY", "0"}}).learned_history());
   expect_error("VEDA_TELEMETRY", "sure");
   expect_error("VEDA_PIN_WORKERS", "10");

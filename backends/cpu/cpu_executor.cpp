@@ -26,10 +26,9 @@ bool on_cpu_worker() noexcept { return tbb::this_task_arena::current_thread_inde
 
 // Watches workers entering and leaving the arena veda's loops run in (the
 // starting thread's implicit arena, or veda's own): counts those inside and
-// stamps the last exit, in the runtime's WorkerActivity. With pinning on, it also pins each
-// worker to one CPU of the process's affinity mask, round-robin by arena
-// slot; pinning sticks to the OS thread, so the worker keeps its CPU in
-// other arenas too. External threads (callers) are left alone.
+// stamps the last exit, in the runtime's WorkerActivity. With pinning on, it
+// also pins each worker (place_worker). External threads (callers) are left
+// alone.
 class CpuExecutor::Observer : public tbb::task_scheduler_observer {
  public:
   explicit Observer(CpuExecutor& ex) : ex_(ex) {}
@@ -39,14 +38,7 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   // may fail (no threads or memory left), and unregistering an observer it
   // half registered crashes inside oneTBB. Such an observer is left alone,
   // inert (see CpuExecutor's constructor).
-  void start() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) cpus_.push_back(c);
-    observe(true);
-  }
+  void start() { observe(true); }
   std::atomic<bool> inert{false};
   void on_scheduler_entry(bool is_worker) override {
     if (!is_worker || inert.load(std::memory_order_relaxed)) return;
@@ -55,12 +47,27 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
       entered_ns() = now_ns();
       entered_slot() = tbb::this_task_arena::current_thread_index();
     }
-    if (!ex_.pin_ || cpus_.empty()) return;
-    const int slot = tbb::this_task_arena::current_thread_index();
+    place_worker();
+  }
+  // Once per worker and pool: pinned, the k-th worker to enter goes to CPU k
+  // of the mask (CPU 0 left to the caller), and keeps it whichever arena
+  // slot it takes later (by slot, workers swapped CPUs between regions); a
+  // worker an earlier pool pinned gets the whole mask back from one that
+  // does not pin. Pinning sticks to the OS thread, in other arenas too.
+  void place_worker() {
+    struct Placed {
+      std::uint64_t pool = 0;
+      bool pinned = false;
+    };
+    thread_local Placed t;
+    if (t.pool == ex_.id_) return;
+    t.pool = ex_.id_;
+    if ((!ex_.pin_ && !t.pinned) || ex_.cpus_.empty()) return;
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(cpus_[static_cast<std::size_t>(slot) % cpus_.size()], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    if (ex_.pin_) CPU_SET(ex_.cpus_[(ex_.placed_.fetch_add(1, std::memory_order_relaxed) + 1) % ex_.cpus_.size()], &set);
+    else for (int c : ex_.cpus_) CPU_SET(c, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) t.pinned = ex_.pin_;
   }
   void on_scheduler_exit(bool is_worker) override {
     if (!is_worker || inert.load(std::memory_order_relaxed)) return;
@@ -81,11 +88,37 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
     return s;
   }
   CpuExecutor& ex_;
-  std::vector<int> cpus_;
 };
 
-CpuExecutor::CpuExecutor(int threads, bool pin_workers, WorkerActivity& activity)
-    : threads_(threads), pin_(pin_workers), activity_(activity) {
+std::vector<int> affinity_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+namespace {
+std::uint64_t next_pool_id() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace
+
+bool pins_workers(Pinning p, int threads, std::size_t cpus) {
+  // Auto: worker k on CPU k of the mask, CPU 0 left to the calling thread
+  // (slot 0); with fewer threads than CPUs the OS places them better.
+  return cpus > 0 && (p == Pinning::On || (p == Pinning::Auto && threads > 1 && static_cast<std::size_t>(threads) == cpus));
+}
+
+CpuExecutor::CpuExecutor(int threads, Pinning pinning, WorkerActivity& activity)
+    : threads_(threads),
+      id_(next_pool_id()),
+      cpus_(affinity_cpus()),
+      pin_(pins_workers(pinning, threads, cpus_.size())),
+      activity_(activity) {
   if constexpr (kTsanBuild) {
     // For the whole process, exit included (never destroyed): lifting the
     // limit, between runtimes or while statics are destroyed, would start

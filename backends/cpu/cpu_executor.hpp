@@ -8,7 +8,14 @@
 // size. Either way the pool is started and warmed up when the runtime starts,
 // so that the first parallel call does not pay for starting threads (a cold
 // pool costs ~0.4-2 ms to get its second thread running).
-// Optionally pins workers to cores through a task_scheduler_observer.
+// Pins workers to CPUs through a task_scheduler_observer where
+// Config::pin_workers() says so: by default (Pinning::Auto) when the pool
+// has as many threads as the process's affinity mask has CPUs. Left to
+// themselves, on the 2-CPU virtual machines of docs/benchmarks.md, a worker
+// woken after the caller had idled 3 ms or more was queued on the caller's
+// CPU and joined none of the calls of the burst that followed: 2^18-float
+// saxpy on tbb-auto took 73-79 us a call (serial speed) instead of 17-18
+// (docs/concepts.md).
 // The same observer reports workers entering and leaving the arena, and
 // execute() the end of each parallel region, to the runtime's WorkerActivity
 // (runtime/worker_activity.hpp), which the scheduler reads.
@@ -19,11 +26,15 @@
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "runtime/clock.hpp"
+#include "veda/config.hpp"
 #include "runtime/worker_activity.hpp"
 
 namespace veda::detail {
@@ -48,17 +59,22 @@ inline constexpr bool kTsanBuild = false;
 // calls in flight.
 bool on_cpu_worker() noexcept;
 
+// The CPUs of the process's affinity mask, and whether a pool of `threads`
+// pins its workers under `p` (Pinning::Auto: a CPU for each thread).
+std::vector<int> affinity_cpus();
+bool pins_workers(Pinning p, int threads, std::size_t cpus);
+
 class CpuExecutor {
  public:
   // `activity` is told when workers and parallel regions come and go; it
   // must outlive the executor.
-  CpuExecutor(int threads, bool pin_workers, WorkerActivity& activity);
+  CpuExecutor(int threads, Pinning pinning, WorkerActivity& activity);
   ~CpuExecutor();
   CpuExecutor(const CpuExecutor&) = delete;
   CpuExecutor& operator=(const CpuExecutor&) = delete;
 
   int threads() const noexcept { return threads_; }
-  bool pinned() const noexcept { return pin_; }
+  bool pinned() const noexcept { return pin_; }  // Config::pin_workers() resolved
   // veda's own arena, or null when parallel work runs in the caller's arena.
   tbb::task_arena* arena() noexcept { return arena_ ? &*arena_ : nullptr; }
 
@@ -82,7 +98,10 @@ class CpuExecutor {
   class Observer;
   void start_observer(std::unique_ptr<Observer> o);
   int threads_;
+  std::uint64_t id_;       // distinct for each pool of the process
+  std::vector<int> cpus_;  // the process's affinity mask when the pool started
   bool pin_;
+  std::atomic<std::size_t> placed_{0};  // workers pinned so far
   WorkerActivity& activity_;
   std::optional<tbb::task_arena> arena_;
   std::unique_ptr<Observer> observer_;

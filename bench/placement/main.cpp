@@ -4,7 +4,8 @@
 // when a GPU is usable). regret = auto / best forced, once warmed up; the
 // first-call regret times a fresh call site's very first call. Targets:
 // median regret <= 1.05 and worst <= 1.25 per workload. Also: the oneTBB
-// wake-up after idling, and worker pinning off vs on.
+// wake-up after idling, single calls and bursts, with worker pinning off
+// and on (the default where veda's threads take every CPU).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -90,14 +91,14 @@ void run_case(const char* label, Factory make, const Options& opt, std::vector<S
 }
 
 void wake_and_pinning(std::vector<Table>& tables) {
-  Table t("oneTBB wake-up and worker pinning (saxpy, forced tbb-static)", {"case", "n", "pin_workers", "median us"});
+  Table t("oneTBB wake-up and worker pinning (saxpy)", {"case", "n", "pin_workers", "median us"});
   for (bool pin : {false, true}) {
     veda::shutdown();
     veda::init(veda::Config::builder().pin_workers(pin).build());
     for (std::size_t n : {std::size_t{1} << 16, std::size_t{1} << 22}) {
       Workload w(n);
       Runner r = placement::saxpy(w, "tbb-static", "pin-probe");
-      t.add({"warm", std::to_string(n), pin ? "on" : "off", fmt(time_runner(r, 9).median / 1e3, 3)});
+      t.add({"warm, forced tbb-static", std::to_string(n), pin ? "on" : "off", fmt(time_runner(r, 9).median / 1e3, 3)});
       std::vector<double> cold;
       for (int i = 0; i < 7; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -105,8 +106,30 @@ void wake_and_pinning(std::vector<Table>& tables) {
         r();
         cold.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       }
-      t.add({"after 30 ms idle", std::to_string(n), pin ? "on" : "off", fmt(median_of(cold), 3)});
+      t.add({"after 30 ms idle, forced tbb-static", std::to_string(n), pin ? "on" : "off", fmt(median_of(cold), 3)});
     }
+    // Bursts of calls after the caller idled a few ms (a frame loop, a
+    // simulation step between I/O): unpinned, on the 2-CPU virtual machines
+    // of docs/benchmarks.md, the woken worker joined none of the burst's calls.
+    const std::size_t n = std::size_t{1} << 18;
+    Workload w(n);
+    const Runner automatic = placement::saxpy(w, "", "pin-burst");
+    const auto burst = [&](const Runner& r) {
+      std::vector<double> calls;
+      for (int round = 0; round < 40; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        for (int i = 0; i < 30; ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          r();
+          if (round >= 10) calls.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+      }
+      return median_of(calls);
+    };
+    t.add({"bursts of 30 after 5 ms idle, auto placement", std::to_string(n), pin ? "on" : "off",
+           fmt(burst(automatic), 3)});
+    t.add({"bursts of 30 after 5 ms idle, forced tbb-auto", std::to_string(n), pin ? "on" : "off",
+           fmt(burst(placement::saxpy(w, "tbb-auto", "pin-burst-forced")), 3)});
   }
   t.print();
   tables.push_back(t);

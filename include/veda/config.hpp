@@ -46,6 +46,13 @@ enum class CalibrationMode {
 
 enum class LogLevel { Trace, Debug, Info, Warn, Error, Off };
 
+// Whether oneTBB's workers are pinned, one CPU each (docs/configuration.md).
+enum class Pinning {
+  Auto,  // pinned when veda's threads are as many as the process's CPUs (default)
+  On,    // pinned whatever the thread count
+  Off,   // left to the OS scheduler
+};
+
 // Where a Config value came from; used to explain decisions ("forced by config").
 enum class Source { Default, Builder, Environment };
 
@@ -101,7 +108,7 @@ class Config {
   // Where the Chrome trace is written at shutdown ("" for nowhere).
   const std::string& trace() const noexcept { return trace_; }
   LogLevel log_level() const noexcept { return log_level_; }
-  bool pin_workers() const noexcept { return pin_workers_; }
+  Pinning pin_workers() const noexcept { return pin_workers_; }
   // Whether what the scheduler measured is kept across processes (next to
   // the cached machine profile; only for this machine's own profile).
   bool learned_history() const noexcept { return learned_history_; }
@@ -140,7 +147,7 @@ class Config {
   bool telemetry_ = false;
   std::string trace_;
   LogLevel log_level_ = LogLevel::Warn;
-  bool pin_workers_ = false;
+  Pinning pin_workers_ = Pinning::Auto;
   bool learned_history_ = true;
   std::string profile_;
   std::string faults_, record_, replay_;
@@ -180,8 +187,12 @@ class Config::Builder {
   // (turns telemetry on).
   Builder& trace(std::string path);
   Builder& log_level(LogLevel level);
-  // Pin oneTBB workers to cores (a task_scheduler_observer); off by default.
+  // Pin oneTBB workers to CPUs, round-robin over the process's affinity
+  // mask (a task_scheduler_observer; the calling threads stay free). By
+  // default (Pinning::Auto) when veda's threads take every CPU of the mask:
+  // then each worker has a CPU of its own. true: Pinning::On; false: Off.
   Builder& pin_workers(bool enabled);
+  Builder& pin_workers(Pinning p);
   // Keep what the scheduler measured across processes (on by default): a
   // program's first calls are then placed from earlier runs' measurements.
   Builder& learned_history(bool enabled);
@@ -227,5 +238,6 @@ Config apply_environment(const Config& base);
 std::string_view to_string(Precision p) noexcept;
 std::string_view to_string(CalibrationMode m) noexcept;
 std::string_view to_string(LogLevel l) noexcept;
+std::string_view to_string(Pinning p) noexcept;
 
 }  // namespace veda
