@@ -12,10 +12,10 @@
 // Config::pin_workers() says so: by default (Pinning::Auto) when the pool
 // has as many threads as the process's affinity mask has CPUs. Left to
 // themselves, on the 2-CPU virtual machines of docs/benchmarks.md, a worker
-// woken after the caller had idled 3 ms or more was queued on the caller's
-// CPU and joined none of the calls of the burst that followed: 2^18-float
-// saxpy on tbb-auto took 73-79 us a call (serial speed) instead of 17-18
-// (docs/concepts.md).
+// woken after the caller had idled 3 ms or more joined none of the calls of
+// the burst that followed (if at all, on the caller's CPU): 2 * x + y on
+// 2^18 floats, on tbb-auto, took 73-79 us a call (serial speed) instead of
+// 17-18 (docs/concepts.md).
 // The same observer reports workers entering and leaving the arena, and
 // execute() the end of each parallel region, to the runtime's WorkerActivity
 // (runtime/worker_activity.hpp), which the scheduler reads.
