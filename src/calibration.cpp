@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_calibration.hpp"
-#include "backends/cpu/cpu_executor.hpp"
 #include "backends/cpu/cpu_isa.hpp"
 #include "runtime/file_io.hpp"
 #include "runtime/logging.hpp"
@@ -24,7 +23,7 @@ bool same_machine(const MachineProfile& a, const MachineProfile& b) {
 }
 }  // namespace
 
-MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu) {
+MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu, bool pinned_workers) {
   std::vector<const GpuDeviceInfo*> devices;
   if (gpu.usable) {
     const std::vector<int> used = gpu.in_use.empty() ? std::vector<int>{gpu.selected} : gpu.in_use;
@@ -35,7 +34,7 @@ MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuSt
   if (const auto cap = isa_cap())
     p.cpu_features += std::string(p.cpu_features.empty() ? "" : " ") + "max_isa=" + to_string(*cap);
   // Pinned workers wake and fork differently (CpuExecutor): a profile of their own.
-  if (pins_workers(c.pin_workers(), c.threads(), affinity_cpus().size()))
+  if (pinned_workers)
     p.cpu_features += std::string(p.cpu_features.empty() ? "" : " ") + "workers=pinned";
   return p;
 }
@@ -82,7 +81,7 @@ std::string cache_path(const MachineProfile& id) {
 MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu,
                                CpuExecutor& exec, const std::vector<DeviceApi*>& devices, const ProgressFn& progress) {
   const auto t0 = now_ns();
-  MachineProfile p = identity_profile(c, cpu, gpu);
+  MachineProfile p = identity_profile(c, cpu, gpu, exec.pinned());
   if (progress) progress("CPU", 0.0);
   // Other work only ever slows a measurement down: a disturbed pass is
   // measured again while the budget lasts, and the cleanest pass is kept.
@@ -139,7 +138,7 @@ MachineProfile obtain_profile(const Config& c, const CpuInfo& cpu, const GpuStat
     p->source = "file";
     return *p;
   }
-  const MachineProfile id = identity_profile(c, cpu, gpu);
+  const MachineProfile id = identity_profile(c, cpu, gpu, exec.pinned());
   if (c.calibration() == CalibrationMode::Off) return id;
   const std::string path = cache_path(id);
   // Without a private cache directory the profile is measured and not kept:

@@ -54,8 +54,10 @@ MachineProfile measure_profile(const Config& c, const CpuInfo& cpu, const GpuSta
 // with a warning. Works with any DeviceApi (tests measure HostDevices).
 void calibrate_peers(const std::vector<DeviceApi*>& devices, MachineProfile& p, std::size_t bytes = 32u << 20);
 
-// The identity fields of this machine with analytic-default speeds.
-MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu);
+// The identity fields of this machine with analytic-default speeds;
+// `pinned_workers`: CpuExecutor::pinned() (pinned workers wake and fork
+// differently, so they get a profile of their own).
+MachineProfile identity_profile(const Config& c, const CpuInfo& cpu, const GpuStatus& gpu, bool pinned_workers);
 // The cache file of this identity; "" when there is no cache directory.
 std::string cache_path(const MachineProfile& identity);
 

@@ -203,7 +203,7 @@ struct Cache {
   explicit Cache(const TempDir& d) : xdg("XDG_CACHE_HOME", d / "xdg"), dir(d / "xdg/veda") {
     veda::init(off().build());
     const auto& st = veda::get_runtime().state();
-    path = cache_path(identity_profile(st.config, st.cpu, st.gpu));
+    path = cache_path(identity_profile(st.config, st.cpu, st.gpu, st.cpu_executor->pinned()));
     veda::shutdown();
     std::string why;
     REQUIRE(ensure_private_dir(dir, why));
@@ -448,7 +448,7 @@ TEST_CASE("F5: without XDG_CACHE_HOME and HOME there is no disk cache, and no /t
   g_log.str("");
   veda::init(auto_calibration());
   const auto& st = veda::get_runtime().state();
-  const MachineProfile id = identity_profile(st.config, st.cpu, st.gpu);
+  const MachineProfile id = identity_profile(st.config, st.cpu, st.gpu, st.cpu_executor->pinned());
   CHECK(st.profile().source == "calibrated");
   CHECK(cache_path(id).empty());
   veda::shutdown();

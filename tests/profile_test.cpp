@@ -54,7 +54,7 @@ struct CacheDir {
   }
   std::string path() const {
     const auto& st = veda::get_runtime().state();
-    return cache_path(identity_profile(st.config, st.cpu, st.gpu));
+    return cache_path(identity_profile(st.config, st.cpu, st.gpu, st.cpu_executor->pinned()));
   }
 };
 }  // namespace
