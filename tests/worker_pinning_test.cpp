@@ -4,7 +4,9 @@
 // CPU of its own other than the first; Pinning::On pins them whatever the
 // thread count, Pinning::Off never, and gives a worker that an earlier
 // runtime pinned its whole mask back. The runtime's description says which.
-// Calls compute the same results either way.
+// Calls compute the same results either way. A caller that runs on a
+// pinned worker's CPU gets it to itself: before the region the worker moves
+// to the CPU left free.
 #include <doctest/doctest.h>
 
 #include <pthread.h>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_executor.hpp"
+#include "veda/detail/dispatch.hpp"
 #include "veda/expr.hpp"
 #include "veda/runtime.hpp"
 
@@ -113,5 +116,36 @@ TEST_CASE("by default the workers are pinned, one CPU each, and Off unpins them"
   veda::init(veda::Config::builder().gpu(false).threads(1).build());
   CHECK_FALSE(described_pinned());
   CHECK(saxpy_sum(n) == doctest::Approx(expected));
+  veda::shutdown();
+}
+
+TEST_CASE("a caller on a pinned worker's CPU: before its region the worker moves to the free CPU") {
+  const std::vector<int> cpus = veda::detail::affinity_cpus();
+  if (cpus.size() < 2 || tbb::info::default_concurrency() < 2 || veda::detail::kTsanBuild) {
+    MESSAGE("no workers to pin (one CPU, or a TSan build, whose loops run on the caller)");
+    return;
+  }
+  veda::init(veda::Config::builder().gpu(false).build());
+  REQUIRE(described_pinned());
+  const auto before = worker_masks();
+  REQUIRE_FALSE(before.empty());
+  const int taken = *before.front().begin();  // a worker's CPU
+  cpu_set_t all, one;
+  REQUIRE(pthread_getaffinity_np(pthread_self(), sizeof(all), &all) == 0);
+  CPU_ZERO(&one);
+  CPU_SET(taken, &one);
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);  // the caller moves there
+  REQUIRE(sched_getcpu() == taken);
+  (void)veda::detail::cpu_arena(veda::get_runtime());  // as each region starts
+  std::set<int> used;
+  for (const auto& m : worker_masks()) {
+    REQUIRE(m.size() == 1);  // still pinned, one CPU each
+    CHECK(*m.begin() != taken);
+    used.insert(*m.begin());
+  }
+  CHECK(used.count(cpus.front()) == 1);  // the one that was free
+  // The calls still compute the same (the caller back on its whole mask).
+  REQUIRE(pthread_setaffinity_np(pthread_self(), sizeof(all), &all) == 0);
+  CHECK(saxpy_sum(100003) == doctest::Approx(100003 * 3.25f));
   veda::shutdown();
 }

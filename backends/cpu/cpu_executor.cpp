@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
@@ -23,6 +24,14 @@ namespace veda::detail {
 // A oneTBB worker takes an arena slot above the one reserved for the thread
 // that owns or entered the arena.
 bool on_cpu_worker() noexcept { return tbb::this_task_arena::current_thread_index() >= 1; }
+
+// The pool that placed the calling thread, if it is a oneTBB worker, and
+// whether it left it pinned.
+struct Placed {
+  std::uint64_t pool = 0;
+  bool pinned = false;
+};
+thread_local Placed t_placed;
 
 // Watches workers entering and leaving the arena veda's loops run in (the
 // starting thread's implicit arena, or veda's own): counts those inside and
@@ -55,19 +64,23 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
   // worker an earlier pool pinned gets the whole mask back from one that
   // does not pin. Pinning sticks to the OS thread, in other arenas too.
   void place_worker() {
-    struct Placed {
-      std::uint64_t pool = 0;
-      bool pinned = false;
-    };
-    thread_local Placed t;
+    Placed& t = t_placed;
     if (t.pool == ex_.id_) return;
     t.pool = ex_.id_;
     if ((!ex_.pin_ && !t.pinned) || ex_.cpus_.empty()) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (ex_.pin_) CPU_SET(ex_.cpus_[(ex_.placed_.fetch_add(1, std::memory_order_relaxed) + 1) % ex_.cpus_.size()], &set);
-    else for (int c : ex_.cpus_) CPU_SET(c, &set);
-    if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) t.pinned = ex_.pin_;
+    if (!ex_.pin_) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : ex_.cpus_) CPU_SET(c, &set);
+      if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0) t.pinned = false;
+      return;
+    }
+    const int cpu = ex_.cpus_[(ex_.placed_.fetch_add(1, std::memory_order_relaxed) + 1) % ex_.cpus_.size()];
+    const int tid = static_cast<int>(gettid());
+    std::lock_guard lock(ex_.pin_mu_);  // (make_room may move the others meanwhile)
+    ex_.pin(tid, cpu);
+    ex_.pinned_.push_back({tid, cpu});
+    t.pinned = true;
   }
   void on_scheduler_exit(bool is_worker) override {
     if (!is_worker || inert.load(std::memory_order_relaxed)) return;
@@ -119,6 +132,7 @@ CpuExecutor::CpuExecutor(int threads, Pinning pinning, WorkerActivity& activity)
       cpus_(affinity_cpus()),
       pin_(pins_workers(pinning, threads, cpus_.size())),
       activity_(activity) {
+  if (pin_) free_cpu_.store(cpus_.front(), std::memory_order_relaxed);
   if constexpr (kTsanBuild) {
     // For the whole process, exit included (never destroyed): lifting the
     // limit, between runtimes or while statics are destroyed, would start
@@ -145,6 +159,33 @@ void CpuExecutor::start_observer(std::unique_ptr<Observer> o) {
     throw;
   }
   observer_ = std::move(o);
+}
+
+void CpuExecutor::pin(int tid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)sched_setaffinity(tid, sizeof(set), &set);  // (a worker that has exited: ESRCH, nothing to move)
+}
+
+void CpuExecutor::make_room(int cpu) noexcept {
+  if (cpu < 0 || t_placed.pool == id_) return;  // a worker's own nested region: it keeps its CPU
+  std::unique_lock lock(pin_mu_, std::try_to_lock);
+  const int free = free_cpu_.load(std::memory_order_relaxed);
+  if (!lock || cpu == free) return;
+  const std::int64_t now = now_ns();
+  if (now - last_swap_ns_ < kSwapSpacingNs ||
+      std::none_of(pinned_.begin(), pinned_.end(), [cpu](const PinnedWorker& w) { return w.cpu == cpu; }))
+    return;
+  // The workers on the caller's CPU and those on the free one trade places.
+  for (PinnedWorker& w : pinned_) {
+    if (w.cpu == cpu) w.cpu = free;
+    else if (w.cpu == free) w.cpu = cpu;
+    else continue;
+    pin(w.tid, w.cpu);
+  }
+  free_cpu_.store(cpu, std::memory_order_relaxed);
+  last_swap_ns_ = now;
 }
 
 CpuExecutor::~CpuExecutor() {
@@ -201,7 +242,11 @@ void CpuExecutor::copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 // The executor half of dispatch.hpp's CPU loop interface.
-tbb::task_arena* cpu_arena(Runtime& rt) noexcept { return rt.state().cpu_executor->arena(); }
+tbb::task_arena* cpu_arena(Runtime& rt) noexcept {
+  CpuExecutor& ex = *rt.state().cpu_executor;
+  ex.before_region();
+  return ex.arena();
+}
 void parallel_done(Runtime& rt) noexcept { rt.state().workers.note_region_end(); }
 void copy_without_workers() noexcept { t_copy_alone = true; }
 

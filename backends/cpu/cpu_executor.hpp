@@ -15,7 +15,13 @@
 // woken after the caller had idled 3 ms or more joined none of the calls of
 // the burst that followed (if at all, on the caller's CPU): 2 * x + y on
 // 2^18 floats, on tbb-auto, took 73-79 us a call (serial speed) instead of
-// 17-18 (docs/concepts.md).
+// 17-18 (docs/concepts.md). Pinned workers leave a CPU to the caller, but
+// the caller is not pinned and may run on a worker's CPU: then the two take
+// turns there while the other CPU idles, and the OS rarely moves the caller
+// (a 2^16-float expression on tbb-static took serial time, 13.8 us a call,
+// for whole runs of calls that started on that CPU; 9 us from the other).
+// So before each parallel region the caller's CPU is checked (one
+// sched_getcpu), and a worker pinned there swaps CPUs with the free one.
 // The same observer reports workers entering and leaving the arena, and
 // execute() the end of each parallel region, to the runtime's WorkerActivity
 // (runtime/worker_activity.hpp), which the scheduler reads.
@@ -23,6 +29,7 @@
 // Thread-safety: execute() may be called from any number of threads at once.
 #pragma once
 
+#include <sched.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_scheduler_observer.h>
 
@@ -30,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -82,6 +90,7 @@ class CpuExecutor {
   // it finished, for the wake-up model.
   template <class F>
   void execute(F&& f) {
+    before_region();
     if (arena_) arena_->execute(std::forward<F>(f));
     else f();
     activity_.note_region_end();
@@ -90,6 +99,19 @@ class CpuExecutor {
   // Starts every worker thread and waits until each has run a task.
   void warm_up();
 
+  // From a parallel region's calling thread, before the region: where
+  // workers are pinned and one is pinned to the caller's CPU, it moves to
+  // the CPU left free (at most one move per kSwapSpacingNs, so that callers
+  // on different CPUs at once do not move a worker back and forth each
+  // region).
+  void before_region() noexcept {
+    if (pin_) {
+      const int cpu = sched_getcpu();
+      if (cpu != free_cpu_.load(std::memory_order_relaxed)) make_room(cpu);
+    }
+  }
+  static constexpr std::int64_t kSwapSpacingNs = 1'000'000;
+
   // memcpy that splits copies of a megabyte or more across the workers
   // (not on a thread that called copy_without_workers(), dispatch.hpp).
   void copy(void* dst, const void* src, std::size_t bytes);
@@ -97,11 +119,23 @@ class CpuExecutor {
  private:
   class Observer;
   void start_observer(std::unique_ptr<Observer> o);
+  void pin(int tid, int cpu);
+  void make_room(int cpu) noexcept;
   int threads_;
   std::uint64_t id_;       // distinct for each pool of the process
   std::vector<int> cpus_;  // the process's affinity mask when the pool started
   bool pin_;
   std::atomic<std::size_t> placed_{0};  // workers pinned so far
+  // Pinned workers: each one's thread id and CPU, and the CPU none has (the
+  // caller's, -1 without pinning), kept by make_room.
+  struct PinnedWorker {
+    int tid;
+    int cpu;
+  };
+  std::mutex pin_mu_;
+  std::vector<PinnedWorker> pinned_;
+  std::atomic<int> free_cpu_{-1};
+  std::int64_t last_swap_ns_ = 0;
   WorkerActivity& activity_;
   std::optional<tbb::task_arena> arena_;
   std::unique_ptr<Observer> observer_;

@@ -355,6 +355,8 @@ bool try_gpu(Runtime& rt, Plan& p, const CallDesc& d, F&& f) {
 }
 
 // veda's oneTBB arena (null: parallel loops run in the caller's own arena),
+// asked by the calling thread right before each region (where workers are
+// pinned, it moves one off the caller's CPU: CpuExecutor::before_region),
 // and the note that a parallel region just ended (for the wake-up model).
 tbb::task_arena* cpu_arena(Runtime& rt) noexcept;
 void parallel_done(Runtime& rt) noexcept;
