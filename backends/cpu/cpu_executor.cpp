@@ -173,10 +173,9 @@ void CpuExecutor::make_room(int cpu) noexcept {
   std::unique_lock lock(pin_mu_, std::try_to_lock);
   const int free = free_cpu_.load(std::memory_order_relaxed);
   if (!lock || cpu == free) return;
+  if (std::none_of(pinned_.begin(), pinned_.end(), [cpu](const PinnedWorker& w) { return w.cpu == cpu; })) return;
   const std::int64_t now = now_ns();
-  if (now - last_swap_ns_ < kSwapSpacingNs ||
-      std::none_of(pinned_.begin(), pinned_.end(), [cpu](const PinnedWorker& w) { return w.cpu == cpu; }))
-    return;
+  if (now - last_swap_ns_ < kSwapSpacingNs) return;
   // The workers on the caller's CPU and those on the free one trade places.
   for (PinnedWorker& w : pinned_) {
     if (w.cpu == cpu) w.cpu = free;
