@@ -25,6 +25,7 @@ namespace veda::detail {
 // that owns or entered the arena.
 bool on_cpu_worker() noexcept { return tbb::this_task_arena::current_thread_index() >= 1; }
 
+namespace {
 // The pool that placed the calling thread, if it is a oneTBB worker, and
 // whether it left it pinned.
 struct Placed {
@@ -32,6 +33,15 @@ struct Placed {
   bool pinned = false;
 };
 thread_local Placed t_placed;
+
+// Pins thread `tid` of this process to `cpu`.
+void pin_thread(int tid, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  (void)sched_setaffinity(tid, sizeof(set), &set);  // (a worker that has exited: ESRCH, nothing to move)
+}
+}  // namespace
 
 // Watches workers entering and leaving the arena veda's loops run in (the
 // starting thread's implicit arena, or veda's own): counts those inside and
@@ -78,7 +88,7 @@ class CpuExecutor::Observer : public tbb::task_scheduler_observer {
     const int cpu = ex_.cpus_[(ex_.placed_.fetch_add(1, std::memory_order_relaxed) + 1) % ex_.cpus_.size()];
     const int tid = static_cast<int>(gettid());
     std::lock_guard lock(ex_.pin_mu_);  // (make_room may move the others meanwhile)
-    ex_.pin(tid, cpu);
+    pin_thread(tid, cpu);
     ex_.pinned_.push_back({tid, cpu});
     t.pinned = true;
   }
@@ -161,13 +171,6 @@ void CpuExecutor::start_observer(std::unique_ptr<Observer> o) {
   observer_ = std::move(o);
 }
 
-void CpuExecutor::pin(int tid, int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  (void)sched_setaffinity(tid, sizeof(set), &set);  // (a worker that has exited: ESRCH, nothing to move)
-}
-
 void CpuExecutor::make_room(int cpu) noexcept {
   if (cpu < 0 || t_placed.pool == id_) return;  // a worker's own nested region: it keeps its CPU
   std::unique_lock lock(pin_mu_, std::try_to_lock);
@@ -181,7 +184,7 @@ void CpuExecutor::make_room(int cpu) noexcept {
     if (w.cpu == cpu) w.cpu = free;
     else if (w.cpu == free) w.cpu = cpu;
     else continue;
-    pin(w.tid, w.cpu);
+    pin_thread(w.tid, w.cpu);
   }
   free_cpu_.store(cpu, std::memory_order_relaxed);
   last_swap_ns_ = now;

@@ -119,7 +119,6 @@ class CpuExecutor {
  private:
   class Observer;
   void start_observer(std::unique_ptr<Observer> o);
-  void pin(int tid, int cpu);
   void make_room(int cpu) noexcept;
   int threads_;
   std::uint64_t id_;       // distinct for each pool of the process
