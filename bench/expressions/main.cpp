@@ -111,14 +111,16 @@ Table run(ex::Case c, const Options& opt, std::vector<double>& ratios, std::vect
     // One batch size for all, from the oneTBB loop: each sample starts from
     // cold caches, and a contender given fewer calls per sample (from one
     // slow calibration call) would carry more of that first call's cost.
+    // 15 samples even when quick: with 7, the oneTBB loop against itself
+    // ranged 0.93-1.39 in one run on a 2-core Zen 4 guest.
     const std::vector<int> batch(rs.size(), calibrate_batch(rs[1], 2e6));
-    const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch,
+    const auto s = measure_interleaved(rs, 15, batch,
                                           [&m](std::size_t, bool before) { if (before) scrub_caches(m); });
     rs[3]();
     const std::string tier = ex::veda_tier();
     // veda's calls back to back: without the other contenders' oneTBB loops
     // (another arena) between them, whose workers migrate at every switch.
-    const Stats alone = measure(rs[3], opt.quick ? 7 : 15, batch[3]);
+    const Stats alone = measure(rs[3], 15, batch[3]);
     const double ratio = s[3].median / s[1].median, aa = s[again].median / s[1].median;
     if (n >= (1 << 16)) ratios.push_back(ratio), aa_ratios.push_back(aa);
     t.add({std::to_string(n), fmt(s[0].median / 1e3, 1), fmt(s[1].median / 1e3, 1),
