@@ -6,23 +6,33 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace veda::detail {
 namespace {
 
 template <class F>
+double time_us(F&& f) {
+  const auto t0 = now_ns();
+  f();
+  return static_cast<double>(now_ns() - t0) / 1e3;
+}
+
+double median(std::vector<double> t) {
+  const auto mid = t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2);
+  std::nth_element(t.begin(), mid, t.end());
+  return *mid;
+}
+
+template <class F>
 double median_us(F&& f, int reps) {
   std::vector<double> t(static_cast<std::size_t>(reps));
-  for (auto& x : t) {
-    const auto t0 = now_ns();
-    f();
-    x = static_cast<double>(now_ns() - t0) / 1e3;
-  }
-  std::nth_element(t.begin(), t.begin() + reps / 2, t.end());
-  return t[static_cast<std::size_t>(reps / 2)];
+  for (auto& x : t) x = time_us(f);
+  return median(std::move(t));
 }
 
 // Prevents the optimiser from deleting a loop whose result is unused.
@@ -70,12 +80,10 @@ void bandwidth(CpuExecutor& exec, CpuProfile& cpu) {
   constexpr int kReps = 11;
   std::vector<double> t1, ta;
   for (int r = 0; r < kReps; ++r) {
-    t1.push_back(median_us(one, 1));
-    ta.push_back(median_us(all, 1));
+    t1.push_back(time_us(one));
+    ta.push_back(time_us(all));
   }
-  std::nth_element(t1.begin(), t1.begin() + kReps / 2, t1.end());
-  std::nth_element(ta.begin(), ta.begin() + kReps / 2, ta.end());
-  const double one_us = t1[kReps / 2], all_us = ta[kReps / 2];
+  const double one_us = median(std::move(t1)), all_us = median(std::move(ta));
   cpu.bw_one_gbps = bytes / one_us / 1e3;
   cpu.bw_all_gbps = std::max(bytes / all_us / 1e3, cpu.bw_one_gbps);
 }
@@ -119,10 +127,9 @@ void fork_join(CpuExecutor& exec, CpuProfile& cpu) {
     for (int r = 0; r < 5; ++r) {
       run();
       spin(idle_us);
-      t5.push_back(median_us(run, 1));
+      t5.push_back(time_us(run));
     }
-    std::sort(t5.begin(), t5.end());
-    return t5[2];
+    return median(std::move(t5));
   };
   cpu.tbb_wake_us = std::max(after_idle(run_static, 20000) - cpu.tbb_static_us, 0.01);
   const double warm = after_idle(run_work, 0), cold = after_idle(run_work, 20000);
