@@ -312,7 +312,8 @@ int main(int argc, char** argv) {
       << "machine's speed affects them alike, with the fastest and slowest sample in brackets. *auto / best peer*\n"
       << "divides veda's automatic placement by the fastest other library or hand-written loop at that size;\n"
       << "*regret* divides it by the fastest veda tier forced by hand (how well veda chose). Below 1 is faster.\n"
-      << "Each case's source is `bench/<case>/`, one file per contender.\n\n"
+      << "Each case's source is `bench/<case>/`, one file per contender; built by GCC, the peers' loops start\n"
+      << "on 32-byte boundaries as veda's map loop does (`-falign-loops=32`, `bench/CMakeLists.txt`).\n\n"
       << "## Targets\n\n" << targets.str() << "\n## Summary\n\n" << summary.str() << body.str();
   std::printf("bench_report: wrote %s (%zu series)\n", md.c_str(), all.size());
   return 0;
