@@ -313,8 +313,6 @@ TEST_CASE("a profile 3x wrong in bandwidth, per-element cost or fork-join cost h
         veda::Runtime& rt = veda::get_runtime();
         for (const Shape& shape : kShapes) {
           for (int k = 0; k <= 26; ++k) {
-            // A site of its own: every bucket starts from nothing, as in a program that calls one size.
-            Site& s = *site_for(&kTag, "convergence-" + std::to_string(site++), shape.op, kCpuTiers, shape.hint);
             CallDesc d = desc(std::size_t{1} << k);
             d.bytes_per_elem = shape.bytes;
             double best = 1e30;
@@ -322,12 +320,24 @@ TEST_CASE("a profile 3x wrong in bandwidth, per-element cost or fork-join cost h
               best = std::min(best, true_us(truth, shape, d.n, threads, t));
             std::string seq;
             bool ok = true;
-            for (int call = 1; call <= 30; ++call) {
-              Plan p = begin_call(rt, s, d);
-              const double us = true_us(truth, shape, d.n, threads, p.tier);
-              seq += std::string(tier_name(p.tier)) + " ";
-              if (call >= 5 && us > 1.05 * best) ok = false;
-              end_call(rt, p, d, true, static_cast<std::int64_t>(us * 1e3));
+            // The calls' times are simulated, but a tier's figures age in
+            // real time: a sequence that took kConfirmNs or longer (the
+            // process preempted on a busy machine) rightly re-measured its
+            // runners-up, so it is run again rather than judged.
+            for (int attempt = 0; attempt < 5; ++attempt) {
+              // A site of its own: every bucket starts from nothing, as in a program that calls one size.
+              Site& s = *site_for(&kTag, "convergence-" + std::to_string(site++), shape.op, kCpuTiers, shape.hint);
+              seq.clear();
+              ok = true;
+              const std::int64_t start = now_ns();
+              for (int call = 1; call <= 30; ++call) {
+                Plan p = begin_call(rt, s, d);
+                const double us = true_us(truth, shape, d.n, threads, p.tier);
+                seq += std::string(tier_name(p.tier)) + " ";
+                if (call >= 5 && us > 1.05 * best) ok = false;
+                end_call(rt, p, d, true, static_cast<std::int64_t>(us * 1e3));
+              }
+              if (now_ns() - start < kConfirmNs) break;
             }
             if (!ok) {
               ++failures;
