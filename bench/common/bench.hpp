@@ -14,6 +14,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,7 +42,13 @@ Stats measure(F&& f, int samples = 15, int batch = 1, int warmup = 2) {
 }
 
 // Times several contenders in rotation (sample k of each before sample k+1
-// of any), so drift in the machine's speed affects them all alike.
+// of any), so drift in the machine's speed affects them all alike. Each
+// sample's order is shuffled (the same shuffles in every run), so that what
+// a contender leaves behind (oneTBB's workers asleep after a serial loop,
+// awake after a parallel one; the caches) weighs on all alike, not always
+// on the same next one: on a 2-core Zen 4 guest, veda's forced tbb-auto
+// saxpy on 2^22 floats took 1.07-1.09x oneTBB's own loop right after the
+// serial loop, 0.99-1.03x right after the tbb-static one.
 // `around`, when given, runs untimed as around(c, true) before contender c's
 // batch and around(c, false) after it (to start every contender from the same
 // cache state, or to wake a runtime's workers only for its own batch).
@@ -48,8 +56,12 @@ template <class F>
 std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, const std::vector<int>& batch,
                                        const std::function<void(std::size_t, bool)>& around = {}) {
   std::vector<std::vector<double>> t(fs.size());
-  for (int s = 0; s < samples + 1; ++s)
-    for (std::size_t c = 0; c < fs.size(); ++c) {
+  std::vector<std::size_t> order(fs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffle_with(1);
+  for (int s = 0; s < samples + 1; ++s) {
+    std::shuffle(order.begin(), order.end(), shuffle_with);
+    for (const std::size_t c : order) {
       if (around) around(c, true);
       const auto t0 = std::chrono::steady_clock::now();
       for (int b = 0; b < batch[c]; ++b) fs[c]();
@@ -57,6 +69,7 @@ std::vector<Stats> measure_interleaved(const std::vector<F>& fs, int samples, co
       if (around) around(c, false);
       if (s > 0) t[c].push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / batch[c]);
     }
+  }
   std::vector<Stats> out;
   for (auto& v : t) {
     std::sort(v.begin(), v.end());
