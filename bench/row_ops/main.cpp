@@ -57,7 +57,12 @@ Table run(bool softmax, const Options& opt, std::vector<double>& ratios) {
     for (int i = 0; i < 20; ++i) rs.back()();  // veda learns
     std::vector<int> batch;
     for (auto& r : rs) batch.push_back(calibrate_batch(r, 2e6));
-    const auto s = measure_interleaved(rs, opt.quick ? 7 : 15, batch);
+    // 15 samples also when quick: a runner-up measured once is measured
+    // again, kRefreshRuns calls in a row, once its figure is kConfirmNs
+    // (20 ms) old (runtime/learning.hpp), and with 7 those runs were the
+    // median: veda's layer_norm on 1024 x 4096 floats showed serial's time,
+    // 1.5-1.9x oneTBB's, in half the runs on a 2-core Zen 4 guest.
+    const auto s = measure_interleaved(rs, 15, batch);
     rs.back()();
     const std::string tier = veda::last_decision().tier;
     const double best = std::min(s[0].median, s[1].median);
