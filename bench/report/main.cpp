@@ -308,8 +308,9 @@ int main(int argc, char** argv) {
       << (machine.find("GPU: none") != std::string::npos
               ? "This machine has no usable GPU: the GPU tiers and peers (cuBLAS) are absent from every table.\n\n"
               : "")
-      << "Times are medians of repeated samples, interleaved across contenders within a case so drift in the\n"
-      << "machine's speed affects them alike, with the fastest and slowest sample in brackets. *auto / best peer*\n"
+      << "Times are medians of repeated samples, interleaved across contenders within a case (in a shuffled\n"
+      << "order each time) so drift in the machine's speed and what one contender leaves behind affect them\n"
+      << "alike, with the fastest and slowest sample in brackets. *auto / best peer*\n"
       << "divides veda's automatic placement by the fastest other library or hand-written loop at that size;\n"
       << "*regret* divides it by the fastest veda tier forced by hand (how well veda chose). Below 1 is faster.\n"
       << "Each case's source is `bench/<case>/`, one file per contender; built by GCC, the peers' loops start\n"
