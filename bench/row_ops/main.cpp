@@ -61,7 +61,7 @@ Table run(bool softmax, const Options& opt, std::vector<double>& ratios) {
     // again, kRefreshRuns calls in a row, once its figure is kConfirmNs
     // (20 ms) old (runtime/learning.hpp), and with 7 those runs were the
     // median: veda's layer_norm on 1024 x 4096 floats showed serial's time,
-    // 1.5-1.9x oneTBB's, in half the runs on a 2-core Zen 4 guest.
+    // 1.5-1.9x oneTBB's, in four of seven runs on a 2-core Zen 4 guest.
     const auto s = measure_interleaved(rs, 15, batch);
     rs.back()();
     const std::string tier = veda::last_decision().tier;
