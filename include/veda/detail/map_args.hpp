@@ -113,18 +113,21 @@ std::size_t range_size(const A& a) {
                         std::to_string(n));
 }
 // Length of the call: all ranges must agree, and their byte counts must not
-// overflow (InvalidArgument otherwise). The throws are out of line, so a
-// call's checks inline into it.
+// overflow (InvalidArgument otherwise; a std::vector's cannot: its size is
+// at most max_size(), and skipping its check is ~0.5 ns of a settled
+// 256-float saxpy). The throws are out of line, so a call's checks inline
+// into it.
 template <class... A>
 std::size_t common_length(const std::string& who, const A&... a) {
   std::size_t n = 0, index = 0, first = 0;
   bool seen = false;
   auto check = [&](const auto& x) {
     ++index;
-    if constexpr (is_range_v<decltype(x)>) {
+    using X = std::remove_cvref_t<decltype(x)>;
+    if constexpr (is_range_v<X>) {
       const std::size_t s = x.size();
-      if (s > std::numeric_limits<std::size_t>::max() / sizeof(elem_t<decltype(x)>))
-        throw_argument_overflow(who, index, s, sizeof(elem_t<decltype(x)>));
+      if (traits_of<X>::kind != RangeKind::Vector && s > std::numeric_limits<std::size_t>::max() / sizeof(elem_t<X>))
+        throw_argument_overflow(who, index, s, sizeof(elem_t<X>));
       if (!seen) {
         n = s;
         first = index;
@@ -181,7 +184,12 @@ void check_output_overlap(const std::string& who, const Out& out, const A&... a)
   auto check = [&](const auto& x) {
     ++index;
     using X = std::remove_cvref_t<decltype(x)>;
-    if constexpr (is_range_v<X>) {
+    // Two std::vectors are the same object (an update in place) or own
+    // disjoint storage: nothing to compare (~1 ns of a settled 256-float
+    // saxpy into a vector).
+    constexpr bool both_vectors =
+        traits_of<X>::kind == RangeKind::Vector && traits_of<Out>::kind == RangeKind::Vector;
+    if constexpr (is_range_v<X> && !both_vectors) {
       const std::pair<std::uintptr_t, std::size_t> e = host_extent(x);
       const std::uintptr_t xb = e.first;
       const std::size_t xn = e.second;
