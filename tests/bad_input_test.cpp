@@ -156,6 +156,10 @@ TEST_CASE("wrapped calls: an output overlapping an input is rejected, unless it 
   rejects<veda::InvalidArgument>(
       [&] { widen.into(std::span<double>(reinterpret_cast<double*>(x.data()), 400), std::span<const float>(x.data(), 400)); },
       "overlaps argument 1");
+  // A std::vector output is checked before it is resized: a rejected call
+  // does not shrink it.
+  rejects<veda::InvalidArgument>([&] { twice.into(x, std::span<const float>(x.data() + 1, 999)); },
+                                 "overlaps argument 1");
   CHECK(x == before);
   // An Array output and a span over its host copy: writes would bypass its residency.
   veda::Array<float> arr{std::vector<float>(before)};

@@ -182,12 +182,10 @@ class GpuFunction {
     constexpr auto kind = detail::arg_traits<O>::kind;
     static_assert(kind != detail::RangeKind::None, "veda::gpu::into: output must be a std::vector, std::span or veda::Array");
     static_assert(std::is_same_v<detail::elem_t<O>, R>, "veda::gpu::into: the output's element type must be the result type");
-    if constexpr (kind == detail::RangeKind::Vector) {
-      out.resize(n);
-    } else if (out.size() != n) {
-      detail::throw_output_length(opt_.name, out.size(), n);
-    }
-    detail::check_output_overlap(opt_.name, out, a...);
+    if constexpr (kind != detail::RangeKind::Vector)
+      if (out.size() != n) detail::throw_output_length(opt_.name, out.size(), n);
+    detail::check_output_overlap(opt_.name, out, n, a...);
+    if constexpr (kind == detail::RangeKind::Vector) out.resize(n);
     if constexpr (kind == detail::RangeKind::Array) run<R>(nullptr, &out, n, a...);
     else run<R>(out.data(), nullptr, n, a...);
   }

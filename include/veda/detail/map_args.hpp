@@ -5,6 +5,7 @@
 // accessors work in CUDA kernels.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -169,14 +170,20 @@ std::pair<std::uintptr_t, std::size_t> host_extent(const A& a) {
 // written (CPU loops; GPU tiers read a device copy, or the same device
 // element). An Array and a host range over its host copy are rejected even
 // when they coincide: writes through the range bypass the Array's residency.
+// Checked before a std::vector output is resized to the call's length `n`
+// (a rejected call must not shrink it), over the storage it will then
+// occupy: its first min(n, capacity) elements (beyond that it moves to new
+// storage, which overlaps nothing).
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_output_overlap(std::string_view who, std::size_t index) {
   throw InvalidArgument(std::string(who) + ": the output overlaps argument " + std::to_string(index) +
                         " (only an update in place, with that argument itself as the output, is allowed)");
 }
 template <class Out, class... A>
-void check_output_overlap(const std::string& who, const Out& out, const A&... a) {
+void check_output_overlap(const std::string& who, const Out& out, std::size_t n, const A&... a) {
   // Plain variables, not structured bindings: the lambda below captures them.
-  const std::pair<std::uintptr_t, std::size_t> o = host_extent(out);
+  std::pair<std::uintptr_t, std::size_t> o = host_extent(out);
+  if constexpr (traits_of<Out>::kind == RangeKind::Vector)
+    o.second = std::min(n, out.capacity()) * sizeof(elem_t<Out>);
   const std::uintptr_t ob = o.first;
   const std::size_t on = o.second;
   if (on == 0) return;
